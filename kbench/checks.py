@@ -1,0 +1,96 @@
+"""Judging one output against the reference: the exact checks, then closeness.
+
+``compare`` runs in the grading process only (never where candidate code ran) in hardened mode; naive
+mode uses the same function with ``exact=False`` inside the candidate's process, as KernelBench does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ok: bool
+    message: str
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    degenerate: bool = False
+
+
+def _where(flat_index: int, shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(int(i)) for i in np.unravel_index(flat_index, shape)) + "]"
+
+
+def _errors(out: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, float, float, int]:
+    with np.errstate(all="ignore"):
+        diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        i = int(np.argmax(diff))
+        max_abs = float(diff.flat[i])
+        rel = diff / np.maximum(np.abs(ref.astype(np.float64)), 1e-30)
+        max_rel = float(np.max(rel)) if rel.size else 0.0
+    return diff, max_abs, max_rel, i
+
+
+def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2, exact: bool = True) -> Comparison:
+    """Judge ``out`` against ``ref``.
+
+    exact=True (hardened): exactly ``np.ndarray`` (a subclass or array-like could lie to a comparison),
+    equal shape (no broadcasting) and dtype, no NaN/inf where the reference is finite, then
+    |out - ref| <= atol + rtol*|ref| everywhere. When most reference magnitudes sit below ``atol``
+    (the KernelBench #165 hole: all zeros would pass), the trial is *degenerate* and atol is
+    replaced by rtol * max|ref|.
+
+    exact=False (naive, KernelBench v0): shape equality, then ``np.allclose``.
+    """
+    if not exact:
+        shape = getattr(out, "shape", None)
+        if shape != ref.shape:
+            return Comparison(False, f"shape {shape} != {ref.shape}")
+        try:
+            with np.errstate(all="ignore"):
+                ok = bool(np.allclose(out, ref, atol=atol, rtol=rtol))
+        except Exception as e:  # noqa: BLE001 - a candidate's object may raise anything
+            return Comparison(False, f"comparison raised {type(e).__name__}: {e}")
+        if ok:
+            return Comparison(True, "allclose")
+        if type(out) is np.ndarray:
+            _, max_abs, max_rel, i = _errors(out, ref)
+            return Comparison(False, f"max abs err {max_abs:.3g} at {_where(i, ref.shape)}", max_abs, max_rel)
+        return Comparison(False, "output mismatch")
+
+    if type(out) is not np.ndarray:
+        return Comparison(False, f"output is {type(out).__module__}.{type(out).__qualname__}, not numpy.ndarray")
+    if out.shape != ref.shape:
+        return Comparison(False, f"shape {out.shape} != {ref.shape}")
+    if out.dtype != ref.dtype:
+        return Comparison(False, f"dtype {out.dtype} != {ref.dtype}")
+    bad = ~np.isfinite(out) & np.isfinite(ref)
+    if bad.any():
+        i = int(np.argmax(bad))
+        kind = "NaN" if np.isnan(out.flat[i]) else "inf"
+        return Comparison(False, f"{kind} at {_where(i, ref.shape)} ({int(bad.sum())} non-finite)",
+                          float("inf"), float("inf"))
+    abs_ref = np.abs(ref)
+    degenerate = bool(ref.size) and float(np.median(abs_ref)) < atol
+    eff_atol = rtol * float(abs_ref.max()) if degenerate else atol
+    diff, max_abs, max_rel, _ = _errors(out, ref)
+    with np.errstate(all="ignore"):
+        over = diff > eff_atol + rtol * abs_ref
+    if over.any():
+        i = int(np.argmax(np.where(over, diff, -1.0)))
+        note = f" (degenerate output scale: tolerance {eff_atol:.2g})" if degenerate else ""
+        return Comparison(False, f"max abs err {float(diff.flat[i]):.3g} at {_where(i, ref.shape)}, "
+                                 f"{int(over.sum())} of {ref.size} elements out of tolerance{note}",
+                          max_abs, max_rel, degenerate)
+    return Comparison(True, f"max abs err {max_abs:.2g}" + (" (degenerate: scale-aware)" if degenerate else ""),
+                      max_abs, max_rel, degenerate)
+
+
+def check_output(out: object, ref: np.ndarray, hardened: bool) -> tuple[bool, str]:
+    """The lecture's interface: (ok, message) with atol = rtol = 1e-2."""
+    c = compare(out, np.asarray(ref), 1e-2, 1e-2, exact=hardened)
+    return c.ok, c.message

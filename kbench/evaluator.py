@@ -1,0 +1,476 @@
+"""The evaluator: one pipeline of steps — static check, load, init, correctness trials, timing.
+
+A ``Mode`` (data) decides what each step does; every step reports ``Event``s to a callback. Candidate
+code only ever runs in a sandbox worker. In hardened mode the ``Grader`` (this process, holding a
+secret seed) draws the inputs, has the reference computed by a worker that never saw candidate code,
+judges every output and owns the clock; in naive mode the candidate's worker runs the whole
+KernelBench-v0 procedure itself, as KernelBench does in-process, and can be fooled the same ways.
+"""
+
+from __future__ import annotations
+
+import atexit
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from . import modes as modes_mod
+from . import static_gate, tasks as tasks_mod
+from .checks import Comparison, compare
+from .modes import Mode
+from .results import Event, EventSink, Result, Status, Timing, Trial
+from .sandbox import Worker, WorkerError
+from .tasks import Task
+from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
+
+
+class Cancelled(Exception):
+    """The caller's cancel event was set; the evaluation stopped between two steps."""
+
+
+class _Verdict(Exception):
+    """Ends the pipeline with a final status."""
+
+    def __init__(self, status: Status, msg: str) -> None:
+        super().__init__(msg)
+        self.status, self.msg = status, msg
+
+
+class _TimingStream:
+    """Fresh timing inputs without paying for a fresh random draw each call: each call copies a window
+    at a secret random offset out of one long pre-drawn stream, so no two calls share content (or an
+    address: every window is a new allocation) while the copy costs a memcpy, not an RNG pass."""
+
+    SLACK = 1 << 18
+
+    def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.shapes = task.inputs
+        self.pools = {k: rng.standard_normal(int(np.prod(s)) + self.SLACK, dtype=np.float32)
+                      for k, s in task.inputs.items()}
+
+    def next(self) -> dict[str, np.ndarray]:
+        out = {}
+        for k, shape in self.shapes.items():
+            n = int(np.prod(shape))
+            off = int(self.rng.integers(0, self.SLACK))
+            out[k] = self.pools[k][off:off + n].reshape(shape).copy()
+        return out
+
+
+class Grader:
+    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed."""
+
+    def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
+        self.seed = seed if seed is not None else secrets.randbits(62)
+        self.blas_threads = blas_threads
+        self._lock = threading.RLock()
+        self._ref: Worker | None = None
+        self._ref_loaded: set[str] = set()
+        self._ref_params: set[str] = set()
+        self._refs: OrderedDict[tuple, tuple[dict, np.ndarray]] = OrderedDict()
+        self._params: dict[tuple, dict] = {}
+        self._streams: dict[str, _TimingStream] = {}
+        self.cache_size = cache_size
+
+    # -- the truth ---------------------------------------------------------------------------------
+
+    def _task_index(self, task: Task) -> int:
+        return list(tasks_mod.TASK).index(task.name) if task.name in tasks_mod.TASK else 99
+
+    def params(self, task: Task, kind: str, draw: int) -> tuple[str, dict]:
+        key = (task.name, kind, draw)
+        if key not in self._params:
+            rng = np.random.default_rng([self.seed, self._task_index(task), 2, draw + 1])
+            self._params[key] = task.make_params(rng, kind == "random", max(draw, 0))
+        return f"{task.name}:{kind}:{draw}", self._params[key]
+
+    def inputs(self, task: Task, trial: int, dist: str) -> dict[str, np.ndarray]:
+        from .distributions import ALL_DISTS
+
+        rng = np.random.default_rng([self.seed, self._task_index(task), 1, trial, ALL_DISTS.index(dist)])
+        return task.make_inputs(rng, dist)
+
+    def ref_worker(self, task: Task, timeout: float) -> Worker:
+        if self._ref is None or self._ref.dead:
+            self._ref = Worker("reference", blas_threads=self.blas_threads)
+            self._ref_loaded.clear()
+            self._ref_params.clear()
+        if task.name not in self._ref_loaded:
+            h, _, _, _ = self._ref.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
+            if not h.get("ok"):
+                raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
+            self._ref_loaded.add(task.name)
+        return self._ref
+
+    def ensure_ref_params(self, task: Task, pid: str, params: dict, timeout: float) -> None:
+        if pid not in self._ref_params:
+            self._ref.request("params", timeout, pid=pid, params=params, init=False)  # type: ignore[union-attr]
+            self._ref_params.add(pid)
+
+    def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
+                  timeout: float) -> tuple[dict, str, dict, np.ndarray]:
+        """(inputs, parameter-set id, params, reference output) for one trial; cached per session."""
+        pid, params = self.params(task, kind, draw)
+        key = (task.name, trial, dist, pid)
+        if key in self._refs:
+            self._refs.move_to_end(key)
+            x, out = self._refs[key]
+            return x, pid, params, out
+        x = self.inputs(task, trial, dist)
+        out = self.run_ref(task, pid, params, x, timeout)[0]
+        self._refs[key] = (x, out)
+        while len(self._refs) > self.cache_size:
+            self._refs.popitem(last=False)
+        return x, pid, params, out
+
+    def run_ref(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> tuple[np.ndarray, dict, int, int]:
+        w = self.ref_worker(task, timeout)
+        self.ensure_ref_params(task, pid, params, timeout)
+        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan")
+        if not h.get("ok") or not arrays:
+            raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
+        return arrays[0], h, ts, tr
+
+    def stream(self, task: Task) -> _TimingStream:
+        if task.name not in self._streams:
+            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, self._task_index(task), 3]))
+        return self._streams[task.name]
+
+    # -- evaluation --------------------------------------------------------------------------------
+
+    def evaluate(self, task: Task, src: str, mode: Mode, cand_name: str | None = None,
+                 on_event: EventSink | None = None, cancel: threading.Event | None = None) -> Result:
+        with self._lock:
+            return _Run(self, task, src, mode, cand_name, on_event, cancel).execute()
+
+    def close(self) -> None:
+        if self._ref is not None:
+            self._ref.close()
+            self._ref = None
+
+
+class _Run:
+    """One evaluation: the pipeline's state and its steps."""
+
+    def __init__(self, grader: Grader, task: Task, src: str, mode: Mode, cand_name: str | None,
+                 on_event: EventSink | None, cancel: threading.Event | None) -> None:
+        self.g, self.task, self.src, self.mode, self.name = grader, task, src, mode, cand_name
+        self.on_event, self.cancel = on_event, cancel
+        self.t_start = time.perf_counter()
+        self.deadline = self.t_start + mode.timeout_s
+        self.trials: list[Trial] = []
+        self.timing: Timing | None = None
+        self.worker: Worker | None = None
+        self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
+        self.kernel_s = 0.0
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def emit(self, step: str, message: str, ok: bool | None = None, **kw: Any) -> None:
+        if self.on_event is not None:
+            self.on_event(Event(step, message, ok, time.perf_counter() - self.t_start, **kw))  # type: ignore[arg-type]
+
+    def check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+
+    def remaining(self) -> float:
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            raise _Verdict("runtime_error", f"timed out after {self.mode.timeout_s:g} s")
+        return left
+
+    def ask(self, op: str, **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
+        """A request to the candidate's worker; a dead or silent worker ends the run as runtime_error."""
+        assert self.worker is not None
+        try:
+            return self.worker.request(op, self.remaining(), **kw)
+        except WorkerError as e:
+            msg = f"timed out after {self.mode.timeout_s:g} s" if e.kind == "timeout" else str(e)
+            raise _Verdict("runtime_error", msg) from None
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    def execute(self) -> Result:
+        self.emit("start", f"{self.task.name}/{self.name or 'candidate'} in {self.mode.name} mode "
+                           f"({', '.join(self.mode.dists)})")
+        status, msg = "correct", ""
+        try:
+            for step in (self.static, self.load, self.init, self.correctness, self.speed):
+                self.check_cancel()
+                step()
+            msg = f"{self.timing.speedup:.2f}x" if self.timing else "correct"
+        except _Verdict as v:
+            status, msg = v.status, v.msg
+        finally:
+            if self.worker is not None:
+                self.worker.close()
+        result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
+                        self.timing, time.perf_counter() - self.t_start)
+        result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s}
+        ci = self.timing.speedup_ci if self.timing else None
+        self.emit("verdict", f"{status}: {msg}" if status != "correct" else
+                  f"correct, {self.timing.speedup:.2f}x (95% CI {ci[0]:.2f}-{ci[1]:.2f})" if self.timing and ci
+                  else "correct", status == "correct", status=status,
+                  speedup=self.timing.speedup if self.timing else None, speedup_ci=ci)
+        return result
+
+    def static(self) -> None:
+        if not self.mode.static_check:
+            return
+        try:
+            found = static_gate.check(self.src)
+        except SyntaxError as e:
+            self.emit("static", f"SyntaxError: {e.msg} (line {e.lineno})", False)
+            raise _Verdict("compile_error", f"SyntaxError: {e.msg} (line {e.lineno})") from None
+        except (ValueError, TypeError) as e:
+            raise _Verdict("compile_error", f"{type(e).__name__}: {e}") from None
+        if found:
+            self.emit("static", f"rejected: {found[0]}" + (f" (+{len(found) - 1} more)" if len(found) > 1 else ""), False)
+            raise _Verdict("rejected", f"rejected: {found[0]}")
+        self.emit("static", "static check passed", True)
+
+    def load(self) -> None:
+        try:
+            self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads)
+        except OSError as e:
+            raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+        if self.mode.shared_process:
+            h, *_ = self.ask("load", src=self.task.ref_src, **{"as": "ref"})
+        h, *_ = self.ask("load", src=self.src, **{"as": "cand"})
+        if not h.get("ok"):
+            self.emit("load", str(h.get("error")), False)
+            raise _Verdict("compile_error", str(h.get("error")))
+        self.emit("load", "loaded" + (" (has init)" if h.get("has_init") else ""), True)
+
+    def init(self) -> None:
+        seen = set()
+        for _, _, kind, draw in self.mode.trial_plan():
+            pid, params = self.g.params(self.task, kind, draw)
+            if pid in seen:
+                continue
+            seen.add(pid)
+            h, *_ = self.ask("params", pid=pid, params=params)
+            if not h.get("ok"):
+                self.emit("init", f"init failed: {h.get('error')}", False)
+                raise _Verdict("runtime_error", f"init failed: {h.get('error')}")
+        self.emit("init", f"{len(seen)} parameter set{'s' if len(seen) > 1 else ''} ready", True)
+
+    def correctness(self) -> None:
+        plan = self.mode.trial_plan()
+        first_fail: Trial | None = None
+        for i, dist, kind, draw in plan:
+            self.check_cancel()
+            pset = "default" if kind == "default" else f"random {draw + 1}"
+            trial = self.shared_trial(i, dist, kind, draw, pset) if self.mode.shared_process \
+                else self.isolated_trial(i, dist, kind, draw, pset)
+            self.trials.append(trial)
+            self.emit("trial", f"trial {i + 1}/{len(plan)} {dist:<11} {pset:<8} "
+                               f"{'pass' if trial.ok else 'FAIL'}  {trial.message}", trial.ok, trial=i, dist=dist,
+                      param_set=pset, max_abs_err=trial.max_abs_err, max_rel_err=trial.max_rel_err)
+            if not trial.ok and first_fail is None:
+                first_fail = trial
+        if first_fail is not None:
+            raise _Verdict("wrong", f"{first_fail.message} on {first_fail.dist}")
+
+    def shared_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
+        pid, _ = self.g.params(self.task, kind, draw)
+        x = self.g.inputs(self.task, i, dist)
+        h, *_ = self.ask("naive_trial", pid=pid, x=x, atol=self.mode.atol, rtol=self.mode.rtol)
+        if h.get("raised") or h.get("error"):
+            msg = h.get("raised") or h.get("error")
+            self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
+            raise _Verdict("runtime_error", str(msg))
+        return Trial(i, dist, pset, bool(h.get("ok")), str(h.get("message", "")), _num(h.get("max_abs_err")),
+                     _num(h.get("max_rel_err")))
+
+    def isolated_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
+        try:
+            x, pid, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
+        except WorkerError as e:
+            raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
+        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc)
+        c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
+        return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
+
+    def judge(self, h: dict, arrays: list[np.ndarray], ref: np.ndarray, where: str) -> Comparison:
+        """Hygiene first (any breach ends the run), then the numeric comparison."""
+        if not h.get("ok"):
+            self.emit("trial", f"{where}: {h.get('error')}", False)
+            raise _Verdict("runtime_error", str(h.get("error")))
+        if self.mode.exact_checks:
+            breach = None
+            if h.get("threads_started"):
+                breach = f"started {h['threads_started']} thread(s) still running after forward() returned"
+            elif h.get("inputs_changed"):
+                breach = f"modified input {', '.join(map(str, h['inputs_changed']))} in place"
+            elif h.get("params_changed"):
+                breach = f"modified params {', '.join(map(str, h['params_changed']))} during forward()"
+            elif h.get("aliases"):
+                breach = f"output shares memory with {', '.join(map(str, h['aliases']))}"
+            if breach:
+                self.emit("trial", f"{where}: rejected: {breach}", False)
+                raise _Verdict("rejected", f"rejected: {breach}")
+        if not arrays:
+            return Comparison(False, f"output is {h.get('out_type', 'unknown')}, not numpy.ndarray")
+        return compare(arrays[0], ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+
+    # -- timing ------------------------------------------------------------------------------------
+
+    def speed(self) -> None:
+        if self.mode.timing.method == "blocked":
+            self.blocked_timing()
+        else:
+            self.interleaved_timing()
+
+    def blocked_timing(self) -> None:
+        tp = self.mode.timing
+        pid, _ = self.g.params(self.task, "default", -1)
+        x = self.g.inputs(self.task, 10_000, "normal")
+        self.emit("timing", f"timing: {tp.warmup} warm-up runs, then all reference runs, then all candidate runs "
+                            f"on one reused input ({tp.statistic})")
+        h, *_ = self.ask("naive_time", pid=pid, x=x, warmup=tp.warmup, min_runs=tp.min_runs, max_runs=tp.max_runs,
+                         budget_s=min(tp.budget_s, self.remaining()))
+        if not h.get("ok", True) or h.get("error"):
+            raise _Verdict("runtime_error", str(h.get("error")))
+        ref, cand = _floats(h.get("ref")), _floats(h.get("cand"))
+        if not ref or not cand:
+            raise _Verdict("runtime_error", "timing returned no samples")
+        self.kernel_s += sum(ref) + sum(cand)
+        s = speedup_point(ref, cand, tp.statistic)
+        ci = speedup_ci(ref, cand, paired=False, statistic=tp.statistic, rng=self.rng)
+        self.timing = Timing("blocked", float(np.mean(ref)) if tp.statistic == "mean" else float(np.median(ref)),
+                             float(np.mean(cand)) if tp.statistic == "mean" else float(np.median(cand)),
+                             s, ci, min(len(ref), len(cand)), contains_one(ci), self.g.blas_threads, ref, cand)
+        self.emit("timing", f"reference {self.timing.t_ref * 1e3:.3f} ms x{len(ref)}, candidate "
+                            f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True, speedup=s, speedup_ci=ci)
+
+    def interleaved_timing(self) -> None:
+        tp = self.mode.timing
+        pid, params = self.g.params(self.task, "default", -1)
+        stream = self.g.stream(self.task)
+        self.emit("timing", "timing: pairs on fresh inputs, random order in each pair, median; "
+                            f"until the 95% CI is within ±{tp.target_rel_ci:.0%} or {tp.budget_s:g} s")
+        ref_t: list[float] = []
+        cand_t: list[float] = []
+        over_ref: list[float] = []
+        over_cand: list[float] = []
+        checked = 0
+        t0 = time.perf_counter()
+        last: tuple[np.ndarray, np.ndarray] | None = None
+        for k in range(tp.warmup):
+            self.pair(pid, params, stream.next(), True)
+        orders = iter(pair_orders(self.rng, tp.max_runs))
+        while not should_stop(ref_t, cand_t, time.perf_counter() - t0, tp.min_runs, tp.max_runs,
+                              min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0)), tp.target_rel_ci, self.rng):
+            self.check_cancel()
+            x = stream.next()
+            (rt, ro, r_over), (ct, co, c_over) = self.pair(pid, params, x, next(orders))
+            ref_t.append(rt)
+            cand_t.append(ct)
+            over_ref.append(r_over)
+            over_cand.append(c_over)
+            last = (ro, co)
+            if tp.check_outputs and self.rng.random() < 0.25:  # a secret sample of timed outputs
+                self.check_timed(co, ro, len(cand_t))
+                checked += 1
+            if len(cand_t) % 5 == 0:
+                self.emit("timing", f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
+                                    f"{np.median(cand_t) * 1e3:.3f} ms")
+        if tp.check_outputs and last is not None:
+            self.check_timed(last[1], last[0], len(cand_t))
+            checked += 1
+        self.kernel_s += sum(ref_t) + sum(cand_t)
+        # The candidate's worker reports its own kernel times; its clock is only believed when the time
+        # around the call, as the grader saw it, matches what the reference's worker needs for the same
+        # data movement.
+        extra = float(np.median(over_cand)) - float(np.median(over_ref))
+        if extra > max(0.5 * float(np.median(over_ref)), 0.002):
+            msg = (f"rejected: the candidate's reported kernel time disagrees with the grader's clock "
+                   f"(+{extra * 1e3:.2f} ms per call unaccounted for)")
+            self.emit("timing", msg, False)
+            raise _Verdict("rejected", msg)
+        s = speedup_point(ref_t, cand_t)
+        ci = speedup_ci(ref_t, cand_t, rng=self.rng)
+        self.timing = Timing("interleaved", float(np.median(ref_t)), float(np.median(cand_t)), s, ci, len(cand_t),
+                             contains_one(ci), self.g.blas_threads, ref_t, cand_t)
+        self.emit("timing", f"{len(cand_t)} pairs: reference {self.timing.t_ref * 1e3:.3f} ms, candidate "
+                            f"{self.timing.t_cand * 1e3:.3f} ms; {checked} timed outputs checked", True,
+                  speedup=s, speedup_ci=ci)
+
+    def pair(self, pid: str, params: dict, x: dict, ref_first: bool) -> tuple[tuple, tuple]:
+        """Run reference and candidate once each on the same fresh input; (seconds, output, overhead)."""
+        def run_ref() -> tuple[float, np.ndarray, float]:
+            try:
+                out, h, ts, tr = self.g.run_ref(self.task, pid, params, x, self.remaining())
+            except WorkerError as e:
+                raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
+            t = (h["t1"] - h["t0"]) / 1e9
+            return t, out, (tr - ts) / 1e9 - t
+
+        def run_cand() -> tuple[float, np.ndarray, float]:
+            h, arrays, ts, tr = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc)
+            if not h.get("ok"):
+                raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
+            t0, t1 = h.get("t0"), h.get("t1")
+            if not (isinstance(t0, int) and isinstance(t1, int) and ts <= t0 <= t1 <= tr):
+                raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
+                                           "grader's own measurement of the call")
+            t = (t1 - t0) / 1e9
+            if not arrays:
+                raise _Verdict("wrong", f"while timing: output is {h.get('out_type')}, not numpy.ndarray")
+            return t, arrays[0], (tr - ts) / 1e9 - t
+
+        if ref_first:
+            r = run_ref()
+            c = run_cand()
+        else:
+            c = run_cand()
+            r = run_ref()
+        return r, c
+
+    def check_timed(self, out: np.ndarray, ref: np.ndarray, n: int) -> None:
+        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+        if not c.ok:
+            msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
+            self.emit("timing", msg, False)
+            raise _Verdict("wrong", msg)
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def _floats(v: Any) -> list[float]:
+    return [float(t) for t in v if isinstance(t, (int, float))] if isinstance(v, list) else []
+
+
+# ------------------------------------------------------------------------------------------ public API
+
+_default: Grader | None = None
+_default_lock = threading.Lock()
+
+
+def default_grader() -> Grader:
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Grader()
+            atexit.register(_default.close)
+        return _default
+
+
+def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand_name: str | None = None, *,
+             dists: "tuple[str, ...] | list[str] | None" = None, on_event: EventSink | None = None,
+             cancel: threading.Event | None = None, grader: Grader | None = None) -> Result:
+    """Grade candidate source ``src`` on ``task`` under ``mode``; stream step events to ``on_event``."""
+    t = tasks_mod.get(task) if isinstance(task, str) else task
+    m = modes_mod.get(mode)
+    if dists is not None:
+        m = m.with_dists(tuple(dists))
+    return (grader or default_grader()).evaluate(t, src, m, cand_name, on_event, cancel)

@@ -1,0 +1,119 @@
+"""Grading modes. A mode is data: which pipeline steps run and how, never a separate code path.
+
+``NAIVE`` copies KernelBench v0; ``HARDENED`` is kbench's answer to every known reward hack. Users
+make others with ``dataclasses.replace`` or ``Mode.with_dists`` (e.g. hardened + edge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from .distributions import DISTS, get as get_dist
+
+
+@dataclass(frozen=True)
+class TimingPolicy:
+    """How the speed step measures.
+
+    ``blocked``: all reference runs, then all candidate runs, on one reused input (KernelBench v0).
+    ``interleaved``: reference and candidate in pairs, random order inside each pair, fresh inputs for
+    every call; sampling stops once the speedup's 95 % interval is within ``target_rel_ci`` or the
+    budget runs out.
+    """
+
+    method: Literal["blocked", "interleaved"]
+    warmup: int
+    min_runs: int
+    max_runs: int
+    budget_s: float
+    target_rel_ci: float = 0.02
+    statistic: Literal["mean", "median"] = "median"
+    check_outputs: bool = False  # check (a secret sample of) timed outputs against the reference
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    description: str
+    static_check: bool  # AST gate before anything runs
+    dists: tuple[str, ...]  # correctness trials cycle through these
+    trials: int | None  # None: one trial per distribution
+    param_sets: tuple[Literal["default", "random"], ...]  # cycled over the trials
+    atol: float
+    rtol: float
+    exact_checks: bool  # exact type/shape/dtype, finiteness, aliasing, inputs unchanged, degenerate scale
+    shared_process: bool  # reference runs beside the candidate, on the same uncopied inputs, judged there
+    alloc: Literal["pool", "nan"]  # "pool": a caching allocator that recycles blocks unchanged
+    timing: TimingPolicy
+    timeout_s: float = 60.0
+    memory_limit_mb: int = 4096
+
+    @property
+    def n_trials(self) -> int:
+        return self.trials if self.trials is not None else len(self.dists)
+
+    def with_dists(self, dists: tuple[str, ...] | list[str]) -> "Mode":
+        for d in dists:
+            get_dist(d)  # raises KeyError with the known names
+        if not dists:
+            raise ValueError("a mode needs at least one distribution")
+        return replace(self, dists=tuple(dists))
+
+    def trial_plan(self) -> list[tuple[int, str, str, int]]:
+        """(trial index, distribution, parameter-set kind, random draw number) for every trial."""
+        plan = []
+        for i in range(self.n_trials):
+            pos = i % len(self.param_sets)
+            kind = self.param_sets[pos]
+            # the k-th random set of the cycle; a second pass through the cycle reuses the same sets
+            draw = self.param_sets[: pos + 1].count("random") - 1 if kind == "random" else -1
+            plan.append((i, self.dists[i % len(self.dists)], kind, draw))
+        return plan
+
+
+NAIVE = Mode(
+    name="naive",
+    description="KernelBench v0: 5 trials on normal inputs with default params, the reference first on the "
+                "same inputs in the same process, shape + allclose(1e-2); timing reuses one input, all reference "
+                "runs then all candidate runs, mean.",
+    static_check=False,
+    dists=("normal",),
+    trials=5,
+    param_sets=("default",),
+    atol=1e-2,
+    rtol=1e-2,
+    exact_checks=False,
+    shared_process=True,
+    alloc="pool",
+    timing=TimingPolicy("blocked", warmup=3, min_runs=5, max_runs=100, budget_s=0.6, statistic="mean"),
+)
+
+HARDENED = Mode(
+    name="hardened",
+    description="AST gate; one trial per distribution, params cycling default + 2 random sets; inputs drawn, "
+                "reference computed and outputs judged outside the candidate's process; exact type/shape/dtype, "
+                "finite, no aliasing, inputs unchanged, NaN-filled alloc, then allclose(1e-2) with a scale-aware "
+                "check for degenerate outputs; interleaved timing on fresh inputs, median, timed outputs checked.",
+    static_check=True,
+    dists=DISTS,
+    trials=None,
+    param_sets=("default", "random", "random"),
+    atol=1e-2,
+    rtol=1e-2,
+    exact_checks=True,
+    shared_process=False,
+    alloc="nan",
+    timing=TimingPolicy("interleaved", warmup=2, min_runs=6, max_runs=60, budget_s=1.5, check_outputs=True),
+)
+
+MODES: dict[str, Mode] = {"naive": NAIVE, "hardened": HARDENED}
+
+
+def get(mode: "str | Mode") -> Mode:
+    if isinstance(mode, Mode):
+        return mode
+    try:
+        return MODES[mode]
+    except KeyError:
+        raise KeyError(f"unknown mode {mode!r} (known: {', '.join(MODES)})") from None

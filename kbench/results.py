@@ -1,0 +1,119 @@
+"""What an evaluation reports: step events while it runs, and a Result at the end.
+
+The CLI's streamed log and the explorer's live log are two consumers of the same ``Event`` stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Literal
+
+Status = Literal["compile_error", "runtime_error", "wrong", "rejected", "correct"]
+STATUSES: tuple[Status, ...] = ("compile_error", "runtime_error", "wrong", "rejected", "correct")
+
+Step = Literal["start", "static", "load", "init", "trial", "timing", "verdict"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the evaluator's step log."""
+
+    step: Step
+    message: str
+    ok: bool | None = None  # None: informational
+    elapsed: float = 0.0  # seconds since the evaluation started
+    trial: int | None = None
+    dist: str | None = None
+    param_set: str | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    status: Status | None = None  # on the final "verdict" event
+    speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+EventSink = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One correctness trial: one input draw, one parameter set, one verdict."""
+
+    index: int
+    dist: str
+    param_set: str  # "default", "random 1", "random 2"
+    ok: bool
+    message: str
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    degenerate: bool = False
+
+
+@dataclass
+class Timing:
+    """What the speed step measured (seconds)."""
+
+    method: str
+    t_ref: float
+    t_cand: float
+    speedup: float
+    speedup_ci: tuple[float, float]
+    n_samples: int
+    noise: bool  # the interval contains 1.0: "no measurable difference"
+    blas_threads: int | None = None
+    ref_samples: list[float] = field(default_factory=list)
+    cand_samples: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    task: str
+    cand_name: str | None
+    mode: str
+    dists: tuple[str, ...]
+    status: Status
+    msg: str
+    trials: list[Trial] = field(default_factory=list)
+    timing: Timing | None = None
+    elapsed: float = 0.0
+    overhead: dict[str, float] = field(default_factory=dict)  # seconds not spent running kernels
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    @property
+    def speedup(self) -> float:
+        return self.timing.speedup if self.timing else 0.0
+
+    @property
+    def t_ref(self) -> float:
+        return self.timing.t_ref if self.timing else float("nan")
+
+    @property
+    def t_cand(self) -> float:
+        return self.timing.t_cand if self.timing else float("nan")
+
+    @property
+    def speedup_ci(self) -> tuple[float, float] | None:
+        return self.timing.speedup_ci if self.timing else None
+
+    def passes_by_dist(self) -> dict[str, tuple[int, int]]:
+        """(passed, run) per distribution over this result's trials."""
+        out: dict[str, tuple[int, int]] = {}
+        for t in self.trials:
+            p, n = out.get(t.dist, (0, 0))
+            out[t.dist] = (p + t.ok, n + 1)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["correct"] = self.correct
+        d["speedup"] = self.speedup if self.timing else None
+        if self.timing:  # raw samples are long; keep them out of summaries
+            d["timing"].pop("ref_samples", None)
+            d["timing"].pop("cand_samples", None)
+        return d

@@ -1,0 +1,260 @@
+"""The nine tasks: a reference implementation (source text), input and parameter makers, and the work
+the reference does (FLOPs, bytes) next to the least work that could solve the task (for a roofline).
+
+The task contract, public because users write candidates against it:
+  a candidate is Python source defining ``forward(x, params, alloc)`` and optionally ``init(params)``.
+  ``x`` is a dict of float32 arrays, ``params`` a dict of float32 arrays and Python floats,
+  ``alloc(shape, dtype=np.float32)`` returns an output buffer with unspecified contents, and
+  ``forward`` returns one float32 array. ``init(params) -> params`` runs once, untimed.
+  ``np`` and ``math`` are available without importing them.
+
+Each ``ref_src`` is exactly what runs as the reference, and is itself a valid candidate.
+Shapes (except the lecture's N = 2048) were chosen so each reference takes roughly 5-50 ms on one
+core of a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import distributions
+
+F32 = np.float32
+Params = dict[str, Any]
+Inputs = dict[str, np.ndarray]
+
+#: What a candidate's module namespace starts with.
+def base_namespace() -> dict[str, Any]:
+    return {"np": np, "math": math, "__name__": "candidate"}
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    level: int
+    description: str
+    ref_src: str
+    inputs: dict[str, tuple[int, ...]]
+    out_shape: tuple[int, ...]
+    _make_params: Callable[[np.random.Generator, bool, int], Params] = field(repr=False)
+    flops: float  # what the reference does
+    bytes: float  # what the reference moves (each temporary written once, read once)
+    min_flops: float  # the least arithmetic any correct kernel needs
+    min_bytes: float  # read every input and parameter once, write the output once
+
+    def make_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
+        return {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()}
+
+    def make_params(self, rng: np.random.Generator, randomize: bool = False, draw: int = 0) -> Params:
+        """Default-init parameters, or random draws.
+
+        Random draws alternate the sign of scalar parameters with ``draw`` (0: negative, 1: positive):
+        a coin-flip sign would let a sign bug through one evaluation in four.
+        """
+        return self._make_params(rng, randomize, draw)
+
+    def ref_fn(self) -> Callable[..., np.ndarray]:
+        """Execute ``ref_src`` and return its ``forward``."""
+        ns = base_namespace()
+        exec(compile(self.ref_src, f"<reference {self.name}>", "exec"), ns)  # noqa: S102 - our own source
+        return ns["forward"]
+
+
+def _no_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
+    return {}
+
+
+def _weight(rng: np.random.Generator, shape: tuple[int, int], randomize: bool) -> np.ndarray:
+    """W scaled by 1/sqrt(fan_in); random draws also vary the overall gain."""
+    gain = rng.uniform(0.5, 2.0) if randomize else 1.0
+    return (rng.standard_normal(shape, dtype=F32) * F32(gain / math.sqrt(shape[0]))).astype(F32)
+
+
+def _signed(rng: np.random.Generator, draw: int) -> float:
+    return float(rng.uniform(0.5, 2.0)) * (-1.0 if draw % 2 == 0 else 1.0)
+
+
+# ---------------------------------------------------------------- references
+
+DIAG_SRC = '''
+def forward(x, params, alloc):
+    """diag(a) @ B, materialising the diagonal matrix."""
+    return np.diag(x["a"]) @ x["B"]
+'''
+
+SOFTMAX_SRC = '''
+def forward(x, params, alloc):
+    """Numerically stable softmax over the last axis."""
+    x = x["x"]
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+'''
+
+LAYERNORM_SRC = '''
+def forward(x, params, alloc):
+    """Layer norm over the last axis (two-pass variance, eps inside the square root)."""
+    x = x["x"]
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + params["eps"]) * params["gamma"] + params["beta"]
+'''
+
+GELU_SRC = '''
+def forward(x, params, alloc):
+    """GELU, tanh approximation, written with x**3."""
+    x = x["x"]
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+'''
+
+MATMUL_SUM_SRC = '''
+def forward(x, params, alloc):
+    """(x @ W) summed over the output features."""
+    return (x["x"] @ params["W"]).sum(axis=1, keepdims=True)
+'''
+
+GEMM_RELU_SCALE_SRC = '''
+def forward(x, params, alloc):
+    """relu(x @ W + b) * scale."""
+    return np.maximum(x["x"] @ params["W"] + params["b"], 0) * params["scale"]
+'''
+
+GEMM_BIAS_GELU_SRC = '''
+def forward(x, params, alloc):
+    """GELU (tanh approximation, x**3) of x @ W + b."""
+    h = x["x"] @ params["W"] + params["b"]
+    return 0.5 * h * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h**3)))
+'''
+
+MLP_SRC = '''
+def forward(x, params, alloc):
+    """SwiGLU MLP block: (silu(x @ W_gate) * (x @ W_up)) @ W_down."""
+    x = x["x"]
+    g = x @ params["W_gate"]
+    with np.errstate(over="ignore"):  # exp(-g) overflows to inf for very negative g; silu -> -0
+        silu = g / (1.0 + np.exp(-g))
+    return (silu * (x @ params["W_up"])) @ params["W_down"]
+'''
+
+ATTENTION_SRC = '''
+def forward(x, params, alloc):
+    """softmax(q @ k^T / sqrt(d)) @ v per head, stable softmax."""
+    q, k, v = x["q"], x["k"], x["v"]
+    s = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = p / p.sum(axis=-1, keepdims=True)
+    return p @ v
+'''
+
+# ---------------------------------------------------------------- parameter makers
+
+LN_R, LN_C = 2048, 1024
+
+
+def _layernorm_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
+    if not randomize:
+        return {"gamma": np.ones(LN_C, F32), "beta": np.zeros(LN_C, F32), "eps": 1e-5}
+    return {
+        "gamma": (1.0 + 0.5 * rng.standard_normal(LN_C)).astype(F32),
+        "beta": rng.standard_normal(LN_C).astype(F32),
+        "eps": 1e-5,
+    }
+
+
+def _gemm_params(K: int, N: int, bias: bool, scale: bool) -> Callable[[np.random.Generator, bool, int], Params]:
+    def make(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
+        p: Params = {"W": _weight(rng, (K, N), randomize)}
+        if bias:
+            p["b"] = (rng.standard_normal(N).astype(F32) if randomize else np.zeros(N, F32))
+        if scale:
+            p["scale"] = _signed(rng, draw) if randomize else 0.5
+        return p
+
+    return make
+
+
+MLP_T, MLP_D, MLP_H = 256, 512, 1376
+
+
+def _mlp_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
+    return {
+        "W_gate": _weight(rng, (MLP_D, MLP_H), randomize),
+        "W_up": _weight(rng, (MLP_D, MLP_H), randomize),
+        "W_down": _weight(rng, (MLP_H, MLP_D), randomize),
+    }
+
+
+# ---------------------------------------------------------------- the table
+
+def _build() -> tuple[Task, ...]:
+    B4 = 4  # bytes per float32
+    N = 2048
+    R, C = 2048, 1024
+    GR, GC = 512, 512
+    MS_B, MS_K, MS_N = 512, 1024, 1024
+    RS_B, RS_K, RS_N = 512, 1024, 1024
+    BG_B, BG_K, BG_N = 256, 512, 512
+    T, D, H = MLP_T, MLP_D, MLP_H
+    AH, AS, AD = 8, 512, 64
+    return (
+        Task("L1_diag_matmul", 1, "Scale the rows of B by a: the reference builds diag(a) and runs a dense GEMM.",
+             DIAG_SRC, {"a": (N,), "B": (N, N)}, (N, N), _no_params,
+             flops=2.0 * N**3, bytes=B4 * (N + 4 * N * N),
+             min_flops=float(N * N), min_bytes=B4 * (N + 2 * N * N)),
+        Task("L1_softmax", 1, "Softmax over the last axis of a (2048, 1024) matrix.",
+             SOFTMAX_SRC, {"x": (R, C)}, (R, C), _no_params,
+             flops=5.0 * R * C, bytes=B4 * R * C * 8,
+             min_flops=4.0 * R * C, min_bytes=B4 * 2 * R * C),
+        Task("L1_layernorm", 1, "Layer norm over the last axis with gamma, beta and eps = 1e-5.",
+             LAYERNORM_SRC, {"x": (LN_R, LN_C)}, (LN_R, LN_C), _layernorm_params,
+             flops=9.0 * LN_R * LN_C, bytes=B4 * LN_R * LN_C * 14,
+             min_flops=7.0 * LN_R * LN_C, min_bytes=B4 * (2 * LN_R * LN_C + 2 * LN_C)),
+        Task("L1_gelu", 1, "Tanh-approximation GELU, elementwise, written with x**3.",
+             GELU_SRC, {"x": (GR, GC)}, (GR, GC), _no_params,
+             flops=9.0 * GR * GC, bytes=B4 * GR * GC * 14,
+             min_flops=8.0 * GR * GC, min_bytes=B4 * 2 * GR * GC),
+        Task("L2_matmul_sum", 2, "Matmul followed by a sum over output features: (x @ W).sum(1).",
+             MATMUL_SUM_SRC, {"x": (MS_B, MS_K)}, (MS_B, 1), _gemm_params(MS_K, MS_N, False, False),
+             flops=2.0 * MS_B * MS_K * MS_N + MS_B * MS_N,
+             bytes=B4 * (MS_B * MS_K + MS_K * MS_N + 2 * MS_B * MS_N + MS_B),
+             min_flops=float(MS_K * MS_N + 2 * MS_B * MS_K),
+             min_bytes=B4 * (MS_B * MS_K + MS_K * MS_N + MS_B)),
+        Task("L2_gemm_relu_scale", 2, "GEMM + bias, ReLU, then multiply by a scalar scale.",
+             GEMM_RELU_SCALE_SRC, {"x": (RS_B, RS_K)}, (RS_B, RS_N), _gemm_params(RS_K, RS_N, True, True),
+             flops=2.0 * RS_B * RS_K * RS_N + 3.0 * RS_B * RS_N,
+             bytes=B4 * (RS_B * RS_K + RS_K * RS_N + RS_N + 6 * RS_B * RS_N),
+             min_flops=2.0 * RS_B * RS_K * RS_N + 2.0 * RS_B * RS_N,
+             min_bytes=B4 * (RS_B * RS_K + RS_K * RS_N + RS_N + RS_B * RS_N)),
+        Task("L2_gemm_bias_gelu", 2, "GEMM + bias followed by the L1 tanh GELU (x**3 form).",
+             GEMM_BIAS_GELU_SRC, {"x": (BG_B, BG_K)}, (BG_B, BG_N), _gemm_params(BG_K, BG_N, True, False),
+             flops=2.0 * BG_B * BG_K * BG_N + 10.0 * BG_B * BG_N,
+             bytes=B4 * (BG_B * BG_K + BG_K * BG_N + BG_N + 16 * BG_B * BG_N),
+             min_flops=2.0 * BG_B * BG_K * BG_N + 8.0 * BG_B * BG_N,
+             min_bytes=B4 * (BG_B * BG_K + BG_K * BG_N + BG_N + BG_B * BG_N)),
+        Task("L3_mlp_block", 3, "SwiGLU feed-forward block: (silu(x Wg) * (x Wu)) Wd.",
+             MLP_SRC, {"x": (T, D)}, (T, D), _mlp_params,
+             flops=6.0 * T * D * H + 5.0 * T * H,
+             bytes=B4 * (T * D + 3 * D * H + 10 * T * H + T * D),
+             min_flops=6.0 * T * D * H + 4.0 * T * H,
+             min_bytes=B4 * (T * D + 3 * D * H + T * D)),
+        Task("L3_attention", 3, "Scaled dot-product attention over 8 heads of 512 tokens, d = 64.",
+             ATTENTION_SRC, {"q": (AH, AS, AD), "k": (AH, AS, AD), "v": (AH, AS, AD)}, (AH, AS, AD), _no_params,
+             flops=4.0 * AH * AS * AS * AD + 5.0 * AH * AS * AS,
+             bytes=B4 * (3 * AH * AS * AD + 10 * AH * AS * AS + AH * AS * AD),
+             min_flops=4.0 * AH * AS * AS * AD + 4.0 * AH * AS * AS,
+             min_bytes=B4 * 4 * AH * AS * AD),
+    )
+
+
+TASKS: tuple[Task, ...] = _build()
+TASK: dict[str, Task] = {t.name: t for t in TASKS}
+
+
+def get(name: str) -> Task:
+    try:
+        return TASK[name]
+    except KeyError:
+        raise KeyError(f"unknown task {name!r} (known: {', '.join(TASK)})") from None
