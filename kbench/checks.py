@@ -25,14 +25,23 @@ def _where(flat_index: int, shape: tuple[int, ...]) -> str:
 
 
 def _errors(out: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, float, float, int]:
+    """|out - ref| (NaN counted as inf), its maximum and where, and the max relative error.
+
+    Computed in the arrays' own precision: tolerances of 1e-2 are far above float32 rounding, and a
+    float64 copy of every output doubled the cost of judging."""
     with np.errstate(all="ignore"):
-        diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        i = int(np.argmax(diff))
-        max_abs = float(diff.flat[i])
-        rel = diff / np.maximum(np.abs(ref.astype(np.float64)), 1e-30)
-        max_rel = float(np.max(rel)) if rel.size else 0.0
+        diff = np.abs(out - ref)
+        np.copyto(diff, np.inf, where=np.isnan(diff))
+        i = int(np.argmax(diff)) if diff.size else 0
+        max_abs = float(diff.flat[i]) if diff.size else 0.0
+        max_rel = float(np.max(diff / np.maximum(np.abs(ref), np.finfo(ref.dtype).tiny))) if diff.size else 0.0
     return diff, max_abs, max_rel, i
+
+
+def _typical_magnitude(abs_ref: np.ndarray) -> float:
+    """Median |ref| on a fixed subsample (a full median partitions the whole array: ~25 ms here)."""
+    flat = abs_ref.ravel()
+    return float(np.median(flat[:: max(1, flat.size // 65536)])) if flat.size else 0.0
 
 
 def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2, exact: bool = True) -> Comparison:
@@ -68,14 +77,15 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
         return Comparison(False, f"shape {out.shape} != {ref.shape}")
     if out.dtype != ref.dtype:
         return Comparison(False, f"dtype {out.dtype} != {ref.dtype}")
-    bad = ~np.isfinite(out) & np.isfinite(ref)
-    if bad.any():
+    finite = np.isfinite(out)
+    bad = None if finite.all() else ~finite & np.isfinite(ref)
+    if bad is not None and bad.any():
         i = int(np.argmax(bad))
         kind = "NaN" if np.isnan(out.flat[i]) else "inf"
         return Comparison(False, f"{kind} at {_where(i, ref.shape)} ({int(bad.sum())} non-finite)",
                           float("inf"), float("inf"))
     abs_ref = np.abs(ref)
-    degenerate = bool(ref.size) and float(np.median(abs_ref)) < atol
+    degenerate = bool(ref.size) and _typical_magnitude(abs_ref) < atol
     eff_atol = rtol * float(abs_ref.max()) if degenerate else atol
     diff, max_abs, max_rel, _ = _errors(out, ref)
     with np.errstate(all="ignore"):

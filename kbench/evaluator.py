@@ -131,7 +131,8 @@ class Grader:
     def run_ref(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> tuple[np.ndarray, dict, int, int]:
         w = self.ref_worker(task, timeout)
         self.ensure_ref_params(task, pid, params, timeout)
-        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan")
+        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan",
+                                      out_bytes=_out_bytes(task))
         if not h.get("ok") or not arrays:
             raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
         return arrays[0], h, ts, tr
@@ -201,9 +202,17 @@ class _Run:
                            f"({', '.join(self.mode.dists)})")
         status, msg = "correct", ""
         try:
-            for step in (self.static, self.load, self.init, self.correctness, self.speed):
+            for step in (self.static, self.load, self.init):
                 self.check_cancel()
                 step()
+            try:
+                self.correctness()
+            except _Verdict as v:
+                if v.status == "wrong" and self.mode.time_wrong:
+                    self.speed(check_outputs=False)  # so a view without the failing distributions has a speed
+                raise
+            self.check_cancel()
+            self.speed()
             msg = f"{self.timing.speedup:.2f}x" if self.timing else "correct"
         except _Verdict as v:
             status, msg = v.status, v.msg
@@ -294,7 +303,7 @@ class _Run:
             x, pid, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
-        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc)
+        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc, out_bytes=_out_bytes(self.task))
         c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
@@ -322,14 +331,17 @@ class _Run:
 
     # -- timing ------------------------------------------------------------------------------------
 
-    def speed(self) -> None:
+    def speed(self, check_outputs: bool = True) -> None:
+        if self.mode.timing is None:
+            return
         if self.mode.timing.method == "blocked":
             self.blocked_timing()
         else:
-            self.interleaved_timing()
+            self.interleaved_timing(check_outputs and self.mode.timing.check_outputs)
 
     def blocked_timing(self) -> None:
         tp = self.mode.timing
+        assert tp is not None
         pid, _ = self.g.params(self.task, "default", -1)
         x = self.g.inputs(self.task, 10_000, "normal")
         self.emit("timing", f"timing: {tp.warmup} warm-up runs, then all reference runs, then all candidate runs "
@@ -350,8 +362,9 @@ class _Run:
         self.emit("timing", f"reference {self.timing.t_ref * 1e3:.3f} ms x{len(ref)}, candidate "
                             f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True, speedup=s, speedup_ci=ci)
 
-    def interleaved_timing(self) -> None:
+    def interleaved_timing(self, check_outputs: bool) -> None:
         tp = self.mode.timing
+        assert tp is not None
         pid, params = self.g.params(self.task, "default", -1)
         stream = self.g.stream(self.task)
         self.emit("timing", "timing: pairs on fresh inputs, random order in each pair, median; "
@@ -376,13 +389,13 @@ class _Run:
             over_ref.append(r_over)
             over_cand.append(c_over)
             last = (ro, co)
-            if tp.check_outputs and self.rng.random() < 0.25:  # a secret sample of timed outputs
+            if check_outputs and self.rng.random() < 0.25:  # a secret sample of timed outputs
                 self.check_timed(co, ro, len(cand_t))
                 checked += 1
             if len(cand_t) % 5 == 0:
                 self.emit("timing", f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
                                     f"{np.median(cand_t) * 1e3:.3f} ms")
-        if tp.check_outputs and last is not None:
+        if check_outputs and last is not None:
             self.check_timed(last[1], last[0], len(cand_t))
             checked += 1
         self.kernel_s += sum(ref_t) + sum(cand_t)
@@ -414,7 +427,8 @@ class _Run:
             return t, out, (tr - ts) / 1e9 - t
 
         def run_cand() -> tuple[float, np.ndarray, float]:
-            h, arrays, ts, tr = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc)
+            h, arrays, ts, tr = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc,
+                                         out_bytes=_out_bytes(self.task))
             if not h.get("ok"):
                 raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
             t0, t1 = h.get("t0"), h.get("t1")
@@ -440,6 +454,10 @@ class _Run:
             msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
             self.emit("timing", msg, False)
             raise _Verdict("wrong", msg)
+
+
+def _out_bytes(task: Task) -> int:
+    return int(np.prod(task.out_shape)) * 4
 
 
 def _num(v: Any) -> float | None:

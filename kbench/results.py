@@ -109,6 +109,37 @@ class Result:
             out[t.dist] = (p + t.ok, n + 1)
         return out
 
+    def restricted(self, dists: "tuple[str, ...] | list[str]") -> "Result | None":
+        """The verdict this evaluation implies for a subset of its distributions, or None when it cannot
+        tell (a distribution it never ran, or a failure that ended the run before a wanted trial).
+
+        Lets the explorer toggle a distribution instantly: only trials on the kept distributions count.
+        """
+        want = tuple(d for d in self.dists if d in dists)
+        if set(dists) - set(self.dists) or not want:
+            return None
+        if self.status in ("compile_error", "rejected") and not self.trials:
+            return self  # decided before any input was drawn
+        kept = [t for t in self.trials if t.dist in want]
+        ran_all = len(self.trials) == len(self.dists) or self.status in ("correct", "wrong")
+        if not ran_all and self.status != "correct":
+            failing = self.trials[-1] if self.trials else None
+            if failing is None or failing.dist not in want:
+                return None  # the run stopped on a dropped distribution; the rest is unknown
+            return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
+                          self.elapsed, dict(self.overhead))
+        bad = next((t for t in kept if not t.ok), None)
+        if bad is not None:
+            return Result(self.task, self.cand_name, self.mode, want, "wrong", f"{bad.message} on {bad.dist}", kept,
+                          None, self.elapsed, dict(self.overhead))
+        if self.status == "wrong":
+            if self.timing is None:
+                return None  # correct on what is left, but its speed was never measured
+            return Result(self.task, self.cand_name, self.mode, want, "correct", f"{self.timing.speedup:.2f}x", kept,
+                          self.timing, self.elapsed, dict(self.overhead))
+        return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
+                      self.elapsed, dict(self.overhead))
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["correct"] = self.correct

@@ -9,7 +9,9 @@ before use.
 from __future__ import annotations
 
 import json
+import mmap
 import multiprocessing
+import os
 import pickle
 import shutil
 import signal
@@ -68,7 +70,13 @@ class Worker:
     def __init__(self, role: Literal["candidate", "reference"], memory_limit_mb: int = 4096,
                  blas_threads: int = 1) -> None:
         self.role = role
-        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-")
+        # In /dev/shm (memory) when possible: the data arena below lives in this directory, the one place
+        # the candidate's worker may write.
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-", dir=shm)
+        self._arena: mmap.mmap | None = None
+        self._arena_name = ""
+        self._arena_gen = 0
         cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
                "blas_threads": blas_threads}
         ctx = _context()
@@ -88,10 +96,43 @@ class Worker:
         except Exception:  # noqa: BLE001 - already gone
             pass
 
-    def request(self, op: str, timeout: float, **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
-        """Send one request; return (header, arrays, t_send_ns, t_recv_ns) or raise WorkerError."""
+    def _stage(self, x: dict[str, np.ndarray], out_bytes: int) -> dict[str, Any]:
+        """Copy inputs into the shared arena (growing it when needed); describe where they are."""
+        spec, off = [], 0
+        for name, a in x.items():
+            a = np.ascontiguousarray(a)
+            spec.append((name, a.dtype.str, a.shape, off))
+            off += -(-a.nbytes // 64) * 64
+        need = off + max(out_bytes, 1)
+        if self._arena is None or len(self._arena) < need:
+            if self._arena is not None:
+                self._arena.close()
+                os.unlink(os.path.join(self.workdir, self._arena_name))
+            self._arena_gen += 1
+            self._arena_name = f"arena-{self._arena_gen}"
+            size = max(need * 5 // 4, 1 << 20)
+            fd = os.open(os.path.join(self.workdir, self._arena_name), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.ftruncate(fd, size)
+                self._arena = mmap.mmap(fd, size)
+            finally:
+                os.close(fd)
+        for (name, dtype, shape, o), a in zip(spec, x.values()):
+            np.frombuffer(self._arena, dtype=dtype, count=int(np.prod(shape, dtype=np.int64)), offset=o)[...] = \
+                np.ravel(a)
+        return {"arena": self._arena_name, "arena_size": len(self._arena), "x_spec": spec, "out_offset": off,
+                "out_capacity": len(self._arena) - off}
+
+    def request(self, op: str, timeout: float, x: dict[str, np.ndarray] | None = None, out_bytes: int = 0,
+                **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
+        """Send one request; return (header, arrays, t_send_ns, t_recv_ns) or raise WorkerError.
+
+        Inputs ``x`` travel through a shared-memory arena (a memcpy each way instead of a pipe);
+        outputs come back through it when they fit in ``out_bytes``, as raw bytes otherwise."""
         if self.dead:
             raise WorkerError("died", "worker is not running")
+        if x is not None:
+            kw.update(self._stage(x, out_bytes))
         payload = pickle.dumps({"op": op, **kw}, protocol=5)
         watchdog = threading.Timer(timeout, self._kill, kwargs={"for_timeout": True})
         watchdog.daemon = True
@@ -100,7 +141,8 @@ class Worker:
         try:
             self.conn.send_bytes(payload)
             header = self._header(self.conn.recv_bytes(MAX_REPLY_BYTES))
-            arrays = [self._array(spec, self.conn.recv_bytes(MAX_REPLY_BYTES)) for spec in header.get("arrays", [])]
+            arrays = [self._from_arena(spec, kw) if spec.get("in_arena") is True
+                      else self._array(spec, self.conn.recv_bytes(MAX_REPLY_BYTES)) for spec in header["arrays"]]
             t_recv = time.perf_counter_ns()
         except (EOFError, OSError) as e:
             self.dead = True
@@ -125,12 +167,25 @@ class Worker:
         if not isinstance(header, dict):
             raise WorkerError("protocol", "worker sent a malformed reply")
         specs = header.get("arrays", [])
-        if not isinstance(specs, list) or len(specs) > 4:
+        if not isinstance(specs, list) or len(specs) > 4 or not all(isinstance(sp, dict) for sp in specs):
             raise WorkerError("protocol", "worker sent a malformed array list")
+        header["arrays"] = specs
         return header
 
+    def _from_arena(self, spec: dict, staged: dict) -> np.ndarray:
+        """An output the worker wrote into the arena's output region: validated, then copied out (the
+        region is reused by the next call)."""
+        if self._arena is None or "out_offset" not in staged:
+            raise WorkerError("protocol", "worker claimed an arena output without an arena")
+        dtype, shape = self._spec(spec)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if n > staged["out_capacity"]:
+            raise WorkerError("protocol", "worker claimed an output larger than its region")
+        return np.frombuffer(self._arena, dtype=dtype, count=n // dtype.itemsize,
+                             offset=staged["out_offset"]).reshape(shape).copy()
+
     @staticmethod
-    def _array(spec: Any, raw: bytes) -> np.ndarray:
+    def _spec(spec: Any) -> tuple[np.dtype, tuple[int, ...]]:
         try:
             dtype = np.dtype(spec["dtype"])
             shape = tuple(int(s) for s in spec["shape"])
@@ -138,6 +193,11 @@ class Worker:
             raise WorkerError("protocol", "worker sent a malformed array header") from None
         if dtype.str not in _ALLOWED_DTYPES or any(s < 0 for s in shape) or len(shape) > 8:
             raise WorkerError("protocol", f"worker sent an array of unsupported dtype/shape {dtype}{shape}")
+        return dtype, shape
+
+    @classmethod
+    def _array(cls, spec: Any, raw: bytes) -> np.ndarray:
+        dtype, shape = cls._spec(spec)
         if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
             raise WorkerError("protocol", "worker sent an array whose size does not match its header")
         return np.frombuffer(raw, dtype=dtype).reshape(shape)
@@ -157,6 +217,9 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
+        if self._arena is not None:
+            self._arena.close()
+            self._arena = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "Worker":

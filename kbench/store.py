@@ -1,0 +1,283 @@
+"""Stored results: one SQLite file in the user's data directory, so evaluations survive restarts.
+
+A result is keyed on (candidate content digest, task, mode, distributions, kbench version): an edited
+kernel or a new kbench gets evaluated afresh, and re-running the same thing replaces the old row.
+Losing the history is never worth a crash: a corrupt or foreign file is moved aside, an unwritable
+directory falls back to memory, and either way ``notice`` says what happened.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from . import machine
+from .results import Result, Timing, Trial
+
+SCHEMA_VERSION = 1
+FILENAME = "results.sqlite3"
+_COLUMNS = ("digest", "task", "mode", "dists", "version", "cand_name", "origin", "stored_at", "machine", "result")
+_SCHEMA = """CREATE TABLE IF NOT EXISTS results (
+    digest TEXT NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL, dists TEXT NOT NULL, version TEXT NOT NULL,
+    cand_name TEXT, origin TEXT NOT NULL, stored_at TEXT NOT NULL, machine TEXT NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (digest, task, mode, dists, version))"""
+
+
+def _version() -> str:
+    from . import __version__  # at call time: kbench/__init__ may import this module before defining it
+
+    return __version__
+
+
+def default_path() -> Path:
+    """$KBENCH_DATA_DIR/results.sqlite3, else the platform's user data directory."""
+    base = os.environ.get("KBENCH_DATA_DIR")
+    return Path(base or platformdirs.user_data_dir("kbench")) / FILENAME
+
+
+def _fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    # ignore keys a newer kbench may have added, so old code still reads new rows
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+def result_from_dict(d: dict[str, Any]) -> Result:
+    """The inverse of ``Result.to_dict()`` (raw timing samples are not stored, so they come back empty)."""
+    t = d.get("timing")
+    timing = None
+    if t:
+        timing = Timing(**{**_fields(Timing, t), "speedup_ci": tuple(t["speedup_ci"]),
+                           "ref_samples": list(t.get("ref_samples") or []),
+                           "cand_samples": list(t.get("cand_samples") or [])})
+    trials = [Trial(**_fields(Trial, x)) for x in d.get("trials") or []]
+    return Result(task=d["task"], cand_name=d.get("cand_name"), mode=d["mode"], dists=tuple(d.get("dists") or ()),
+                  status=d["status"], msg=d.get("msg", ""), trials=trials, timing=timing,
+                  elapsed=d.get("elapsed", 0.0), overhead=dict(d.get("overhead") or {}))
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    result: Result
+    stored_at: datetime
+    machine: dict[str, Any]
+    cand_name: str | None
+    origin: str
+    digest: str
+    version: str = ""  # the kbench version that produced it (matters with ``all(all_versions=True)``)
+
+
+class _Unusable(Exception):
+    """The existing file must be moved aside; ``kind`` names the reason in the aside file's name."""
+
+    def __init__(self, kind: str, why: str) -> None:
+        super().__init__(why)
+        self.kind, self.why = kind, why
+
+
+def _stamp() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def _free(path: Path) -> Path:
+    """``path``, or ``path-1``, ``path-2``... whichever does not exist yet."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
+class Store:
+    """The results database. Thread-safe: one connection, every use under one lock."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.notice: str | None = None
+        self._lock = threading.Lock()
+        if path is not None and str(path) == ":memory:":
+            self.path: Path | None = None
+            self._conn = self._connect(":memory:")
+            return
+        p = Path(path) if path is not None else default_path()
+        if p.is_dir():
+            p = p / FILENAME
+        self.path = p
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if not os.access(p.parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.R_OK | os.W_OK)):
+                raise PermissionError(f"{p.parent} is not writable")
+            self._conn = self._open(p)
+        except (OSError, sqlite3.Error) as e:
+            self._memory(f"Cannot use {p} ({e}); results are kept in memory for this session only.")
+
+    def _memory(self, notice: str) -> None:
+        self.path = None
+        self.notice = notice
+        self._conn = self._connect(":memory:")
+
+    @staticmethod
+    def _connect(target: str) -> sqlite3.Connection:
+        # autocommit: each statement (so each put) is its own transaction; timeout waits out other processes
+        conn = sqlite3.connect(target, timeout=5.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")  # readers never block the writer (explorer + CLI)
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL keeps committed data consistent on a kill
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0 and not _tables(conn):
+                conn.execute(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self, p: Path) -> sqlite3.Connection:
+        try:
+            self._check(p)
+        except _Unusable as e:
+            aside = _free(p.with_name(f"{p.name}.{e.kind}-{_stamp()}"))
+            for suffix in ("", "-wal", "-shm"):  # the WAL may hold committed pages: keep it with its file
+                src = Path(f"{p}{suffix}")
+                if src.exists():
+                    os.replace(src, f"{aside}{suffix}")
+            self.notice = f"The results database {p} {e.why}; it was moved to {aside} and a fresh one was started."
+        return self._connect(str(p))
+
+    @staticmethod
+    def _check(p: Path) -> None:
+        """Raise _Unusable if the file at ``p`` is not a sound database of our schema."""
+        if not p.exists():
+            return
+        try:
+            conn = sqlite3.connect(str(p), timeout=5.0, isolation_level=None)
+        except sqlite3.DatabaseError as e:
+            raise _Unusable("corrupt", f"could not be opened ({e})") from e
+        try:
+            rows = conn.execute("PRAGMA integrity_check").fetchall()
+            if rows != [("ok",)]:
+                raise _Unusable("corrupt", f"failed its integrity check ({rows[0][0]})")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = _tables(conn)
+            if version == 0 and not tables:
+                return  # an empty database (e.g. a zero-byte file): just create the schema in it
+            cols = tuple(r[1] for r in conn.execute("PRAGMA table_info(results)")) if "results" in tables else ()
+            if version != SCHEMA_VERSION or cols != _COLUMNS:
+                raise _Unusable("old-schema", f"has an unknown layout (schema version {version})")
+        except sqlite3.OperationalError as e:
+            if getattr(e, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise  # another process holds it: the file is fine, do not move it aside
+            raise _Unusable("corrupt", f"could not be read ({e})") from e
+        except sqlite3.DatabaseError as e:
+            raise _Unusable("corrupt", f"could not be read ({e})") from e
+        finally:
+            conn.close()
+
+    def put(self, cand_digest: str, task: str, cand_name: str | None, origin: str, result: Result) -> None:
+        """Store ``result``, replacing any earlier one under the same key."""
+        row = (cand_digest, task, result.mode, ",".join(result.dists), _version(), cand_name, origin,
+               datetime.now(timezone.utc).isoformat(), json.dumps(machine.fingerprint()),
+               json.dumps(result.to_dict()))
+        sql = f"INSERT OR REPLACE INTO results ({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
+        try:
+            with self._lock:
+                self._conn.execute(sql, row)
+        except sqlite3.OperationalError as e:
+            # disk full, file gone read-only, locked too long: losing one result beats killing the explorer
+            self.notice = f"Could not store a result ({e})."
+
+    def get(self, cand_digest: str, task: str, mode: str, dists: tuple[str, ...]) -> StoredResult | None:
+        """The stored result for this key under the current kbench version, if any."""
+        sql = f"SELECT {','.join(_COLUMNS)} FROM results WHERE digest=? AND task=? AND mode=? AND dists=? AND version=?"
+        with self._lock:
+            row = self._conn.execute(sql, (cand_digest, task, mode, ",".join(dists), _version())).fetchone()
+        return _stored(row) if row else None
+
+    def all(self, all_versions: bool = False) -> list[StoredResult]:
+        """Every stored result (for this kbench version unless ``all_versions``), oldest first."""
+        sql = f"SELECT {','.join(_COLUMNS)} FROM results"
+        args: tuple[str, ...] = ()
+        if not all_versions:
+            sql, args = sql + " WHERE version=?", (_version(),)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY stored_at", args).fetchall()
+        return [s for s in map(_stored, rows) if s is not None]
+
+    def export(self, directory: Path, stem: str = "kbench-results") -> tuple[Path, Path]:
+        """Write every current-version result as ``<stem>-<time>.json`` (full) and ``.csv`` (flat)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        base, n = f"{stem}-{_stamp()}", 0
+        while (directory / f"{base}.json").exists() or (directory / f"{base}.csv").exists():
+            n += 1  # never overwrite an earlier export; keep the pair's names matched
+            base = f"{stem}-{_stamp()}-{n}"
+        records = [_record(s) for s in self.all()]
+        json_path, csv_path = directory / f"{base}.json", directory / f"{base}.csv"
+        with open(json_path, "x", encoding="utf-8") as f:
+            json.dump(_finite(records), f, indent=2)
+        with open(csv_path, "x", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+            w.writeheader()
+            for r in records:
+                lo, hi = r["speedup_ci"] or (None, None)
+                w.writerow({**{k: r.get(k) for k in CSV_COLUMNS}, "dists": ",".join(r["dists"]),
+                            "speedup_ci_lo": lo, "speedup_ci_hi": hi, "machine": machine.summary(r["machine"])})
+        return json_path, csv_path
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+CSV_COLUMNS = ("task", "candidate", "digest", "origin", "mode", "dists", "status", "correct", "speedup",
+               "speedup_ci_lo", "speedup_ci_hi", "t_ref", "t_cand", "n_samples", "msg", "stored_at",
+               "kbench_version", "machine")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _stored(row: tuple[Any, ...]) -> StoredResult | None:
+    r = dict(zip(_COLUMNS, row))
+    try:
+        return StoredResult(result=result_from_dict(json.loads(r["result"])),
+                            stored_at=datetime.fromisoformat(r["stored_at"]), machine=json.loads(r["machine"]),
+                            cand_name=r["cand_name"], origin=r["origin"], digest=r["digest"], version=r["version"])
+    except (ValueError, KeyError, TypeError):
+        return None  # a row some other kbench wrote in a shape we cannot read: skip it, keep the rest
+
+
+def _record(s: StoredResult) -> dict[str, Any]:
+    r, t = s.result, s.result.timing
+    return {"task": r.task, "candidate": s.cand_name, "digest": s.digest, "origin": s.origin, "mode": r.mode,
+            "dists": list(r.dists), "status": r.status, "correct": r.correct, "speedup": t.speedup if t else None,
+            "speedup_ci": list(t.speedup_ci) if t else None, "t_ref": t.t_ref if t else None,
+            "t_cand": t.t_cand if t else None, "n_samples": t.n_samples if t else None, "msg": r.msg,
+            "stored_at": s.stored_at.isoformat(), "kbench_version": s.version, "machine": s.machine,
+            "trials": [dataclasses.asdict(x) for x in r.trials]}
+
+
+def _finite(x: Any) -> Any:
+    """NaN/inf become null: Python writes them as bare NaN, which strict JSON readers reject."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
