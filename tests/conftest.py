@@ -1,0 +1,18 @@
+"""Shared fixtures: one Grader per test session (its reference worker and reference outputs are reused)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("KBENCH_DATA_DIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kbench-test-{os.getpid()}"))
+
+
+@pytest.fixture(scope="session")
+def grader():
+    from kbench import Grader
+
+    g = Grader(seed=12345)
+    yield g
+    g.close()

@@ -1,0 +1,130 @@
+"""Engine behaviour that does not need the whole library: tasks, distributions, checks, modes, metrics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kbench import (ALL_DISTS, DIST_NOTES, DISTS, HARDENED, NAIVE, TASK, TASKS, check_output, compare, fast_p_at_k,
+                    load_candidate)
+from kbench.metrics import fast_p, geomean_speedup, oracle_fast_p, unbiased_at_k
+from kbench.modes import matrix_mode
+
+
+def test_default_distributions_in_seed_order():
+    assert DISTS == ("normal", "uniform", "laplace", "lognormal", "offset")
+    assert ALL_DISTS[5:] == ("exponential", "edge")
+    assert set(DIST_NOTES) == set(ALL_DISTS)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_reference_is_finite_float32_on_every_distribution(task):
+    f = task.ref_fn()
+    rng = np.random.default_rng(0)
+    for dist in ALL_DISTS:
+        for randomize, draw in ((False, 0), (True, 0), (True, 1)):
+            x = task.make_inputs(rng, dist)
+            out = f(x, task.make_params(rng, randomize, draw), None)
+            assert out.dtype == np.float32 and out.shape == task.out_shape
+            assert np.isfinite(out).all(), (task.name, dist)
+
+
+def test_lognormal_reaches_the_hundreds_and_offset_sits_at_1000():
+    x = TASK["L1_softmax"].make_inputs(np.random.default_rng(1), "lognormal")["x"]
+    assert x.min() > 0 and x.max() > 100
+    y = TASK["L1_softmax"].make_inputs(np.random.default_rng(1), "offset")["x"]
+    assert 990 < y.mean() < 1010
+
+
+def test_edge_has_constant_zero_and_huge_rows():
+    x = TASK["L1_layernorm"].make_inputs(np.random.default_rng(2), "edge")["x"]
+    spread = x.max(axis=1) - x.min(axis=1)
+    assert (spread == 0).sum() >= x.shape[0] // 4
+    assert (np.abs(x).max(axis=1) == 0).any()
+    assert np.abs(x).max() > 1e3
+
+
+def test_params_defaults_and_random_draws():
+    t = TASK["L2_gemm_relu_scale"]
+    d = t.make_params(np.random.default_rng(0), False)
+    assert d["scale"] > 0 and not d["b"].any()
+    assert abs(float(d["W"].std()) - 1 / math.sqrt(1024)) < 0.002
+    neg = t.make_params(np.random.default_rng(0), True, 0)
+    pos = t.make_params(np.random.default_rng(0), True, 1)
+    assert neg["scale"] < 0 < pos["scale"]
+    ln = TASK["L1_layernorm"].make_params(np.random.default_rng(0), False)
+    assert (ln["gamma"] == 1).all() and (ln["beta"] == 0).all() and ln["eps"] == 1e-5
+
+
+def test_every_task_states_its_work():
+    for t in TASKS:
+        assert t.flops >= t.min_flops > 0 and t.bytes >= t.min_bytes > 0 and t.level in (1, 2, 3) and t.description
+
+
+def test_load_candidate_errors_are_one_line():
+    ns = {"np": np, "math": math}
+    assert load_candidate("def f(:\n", ns)[2].startswith("SyntaxError")
+    assert "NameError" in load_candidate("y = undefined_thing\n", ns)[2]
+    assert load_candidate("x = 1\n", ns)[2] == "no forward() defined"
+    assert "3 positional" in load_candidate("def forward(x):\n    return x\n", ns)[2]
+    fwd, init, err = load_candidate(TASK["L1_gelu"].ref_src, ns)
+    assert err is None and init is None and callable(fwd)
+
+
+def test_check_output_exact_checks_before_closeness():
+    ref = np.ones((4, 3), np.float32)
+    assert check_output(ref.copy(), ref, True) == (True, check_output(ref.copy(), ref, True)[1])
+    assert not check_output(np.float32(1.0), ref, True)[0]  # a scalar would broadcast
+    ok, msg = check_output(np.ones((4, 3), np.float64), ref, True)
+    assert not ok and "dtype" in msg
+    ok, msg = check_output(np.ones(3, np.float32), ref, True)
+    assert not ok and "shape" in msg
+    bad = ref.copy()
+    bad[2, 1] = np.nan
+    ok, msg = check_output(bad, ref, True)
+    assert not ok and msg.startswith("NaN at [2, 1]")
+
+    class Lying(np.ndarray):
+        pass
+
+    assert not check_output(ref.copy().view(Lying), ref, True)[0]
+    assert check_output(ref.copy().view(Lying), ref, False)[0]  # naive trusts np.allclose
+
+
+def test_all_zeros_do_not_pass_a_tiny_reference():
+    ref = np.full((64, 64), 1e-3, np.float32)
+    ref[0, 0] = 2e-3
+    assert check_output(np.zeros_like(ref), ref, False)[0]  # KernelBench #165: zeros pass atol=1e-2
+    c = compare(np.zeros_like(ref), ref)
+    assert not c.ok and c.degenerate
+    assert compare(ref * (1 + 1e-4), ref).ok
+
+
+def test_modes_are_data():
+    assert NAIVE.n_trials == 5 and NAIVE.dists == ("normal",) and not NAIVE.static_check
+    assert HARDENED.n_trials == 5 and HARDENED.static_check and HARDENED.alloc == "nan"
+    plan = HARDENED.trial_plan()
+    assert [p[1] for p in plan] == list(DISTS)
+    assert [(p[2], p[3]) for p in plan] == [("default", -1), ("random", 0), ("random", 1), ("default", -1),
+                                            ("random", 0)]
+    edge = HARDENED.with_dists(DISTS + ("edge",))
+    assert edge.n_trials == 6 and edge.static_check
+    with pytest.raises(KeyError):
+        HARDENED.with_dists(("nope",))
+    m = matrix_mode(("normal", "edge"), 3)
+    assert m.n_trials == 6 and m.timing is None
+
+
+def test_fast_p_metrics():
+    outcomes = {"a": [(True, 2.0), (True, 0.5), (False, None)], "b": [(False, None), (True, 1.5)]}
+    assert fast_p(outcomes, 0.0) == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert fast_p(outcomes, 1.0) == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert fast_p(outcomes, 1.5) == pytest.approx((1 / 3 + 0) / 2)  # strictly greater
+    assert oracle_fast_p(outcomes, 1.9) == 0.5
+    assert fast_p_at_k([0.5, 0.0], 1) == pytest.approx(0.25)
+    assert fast_p_at_k([0.5, 0.0], 2) == pytest.approx(0.375)
+    assert unbiased_at_k(10, 0, 5) == 0.0 and unbiased_at_k(10, 10, 1) == 1.0
+    assert unbiased_at_k(4, 1, 2) == pytest.approx(1 - math.comb(3, 2) / math.comb(4, 2))
+    assert geomean_speedup([2.0, 8.0]) == pytest.approx(4.0) and geomean_speedup([]) == 0.0
