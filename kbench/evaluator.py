@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import modes as modes_mod
-from . import static_gate, tasks as tasks_mod
+from . import roofline, static_gate, tasks as tasks_mod
 from .checks import Comparison, compare
 from .modes import Mode
 from .results import Event, EventSink, Result, Status, Timing, Trial
@@ -410,10 +410,22 @@ class _Run:
             raise _Verdict("rejected", msg)
         s = speedup_point(ref_t, cand_t)
         ci = speedup_ci(ref_t, cand_t, rng=self.rng)
-        self.timing = Timing("interleaved", float(np.median(ref_t)), float(np.median(cand_t)), s, ci, len(cand_t),
-                             contains_one(ci), self.g.blas_threads, ref_t, cand_t)
+        t_cand = float(np.median(cand_t))
+        roof = roofline.get()
+        floor = roof.floor_s(self.task.min_flops, self.task.min_bytes)
+        if t_cand < roofline.IMPLAUSIBLE_FACTOR * floor:
+            msg = (f"rejected: implausible: the least work for {self.task.name} is {self.task.min_bytes / 1e6:.1f} MB "
+                   f"and {self.task.min_flops / 1e9:.2f} GFLOP; at this machine's {roof.gbs:.1f} GB/s and "
+                   f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate "
+                   f"claims {t_cand * 1e3:.3f} ms")
+            self.emit("timing", msg, False)
+            raise _Verdict("rejected", msg)
+        self.timing = Timing("interleaved", float(np.median(ref_t)), t_cand, s, ci, len(cand_t),
+                             contains_one(ci), self.g.blas_threads, self.task.min_bytes / t_cand / 1e9,
+                             self.task.min_flops / t_cand / 1e9, floor / t_cand, ref_t, cand_t)
         self.emit("timing", f"{len(cand_t)} pairs: reference {self.timing.t_ref * 1e3:.3f} ms, candidate "
-                            f"{self.timing.t_cand * 1e3:.3f} ms; {checked} timed outputs checked", True,
+                            f"{self.timing.t_cand * 1e3:.3f} ms ({self.timing.roof_fraction:.0%} of the roof); "
+                            f"{checked} timed outputs checked", True,
                   speedup=s, speedup_ci=ci)
 
     def pair(self, pid: str, params: dict, x: dict, ref_first: bool) -> tuple[tuple, tuple]:

@@ -64,6 +64,9 @@ class Timing:
     n_samples: int
     noise: bool  # the interval contains 1.0: "no measurable difference"
     blas_threads: int | None = None
+    achieved_gbs: float | None = None  # the task's least bytes / candidate time
+    achieved_gflops: float | None = None  # the task's least FLOPs / candidate time
+    roof_fraction: float | None = None  # this machine's time floor / candidate time
     ref_samples: list[float] = field(default_factory=list)
     cand_samples: list[float] = field(default_factory=list)
 

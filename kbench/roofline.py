@@ -1,0 +1,82 @@
+"""This machine's roofline: streaming bandwidth and float32 GEMM rate, measured once and cached.
+
+A task states the least work any correct kernel must do (``min_flops``, ``min_bytes``); with the roof
+that gives a floor on its time. A hardened result faster than a quarter of that floor is physically
+implausible (the slack covers caches and a roof measured with simple kernels) and is rejected with the
+arithmetic in its message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+IMPLAUSIBLE_FACTOR = 0.25
+
+
+@dataclass(frozen=True)
+class Roof:
+    gbs: float  # streaming copy, bytes read + written per second / 1e9
+    gflops: float  # float32 GEMM, 1 BLAS thread
+    measured_at: str
+
+    def floor_s(self, min_flops: float, min_bytes: float) -> float:
+        return max(min_flops / (self.gflops * 1e9), min_bytes / (self.gbs * 1e9))
+
+
+def _cache_path() -> Path:
+    base = os.environ.get("KBENCH_DATA_DIR")
+    if not base:
+        from platformdirs import user_data_dir
+
+        base = user_data_dir("kbench")
+    return Path(base) / "roofline.json"
+
+
+def measure() -> Roof:
+    """Best of a few runs: a roof is what the machine *can* do."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        a = np.ones(16 << 20, np.float32)  # 64 MiB, far beyond the last-level cache
+        b = np.empty_like(a)
+        copy = min(_time(lambda: np.copyto(b, a)) for _ in range(5))
+        m = np.ones((1024, 1024), np.float32)
+        gemm = min(_time(lambda: m @ m) for _ in range(3))
+    return Roof(gbs=2 * a.nbytes / copy / 1e9, gflops=2 * 1024**3 / gemm / 1e9,
+                measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+def _time(fn) -> float:  # noqa: ANN001
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+_cached: Roof | None = None
+
+
+def get(remeasure: bool = False) -> Roof:
+    """The cached roof, measuring (and storing) it on first use or when asked."""
+    global _cached
+    if _cached is not None and not remeasure:
+        return _cached
+    path = _cache_path()
+    if not remeasure:
+        try:
+            _cached = Roof(**json.loads(path.read_text()))
+            return _cached
+        except (OSError, ValueError, TypeError):
+            pass
+    _cached = measure()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(_cached)))
+    except OSError:
+        pass  # an unwritable data directory only costs a re-measurement next time
+    return _cached
