@@ -209,7 +209,10 @@ class _Run:
                 self.correctness()
             except _Verdict as v:
                 if v.status == "wrong" and self.mode.time_wrong:
-                    self.speed(check_outputs=False)  # so a view without the failing distributions has a speed
+                    try:  # so a view without the failing distributions has a speed
+                        self.speed(check_outputs=False)
+                    except _Verdict:
+                        self.timing = None  # timing a wrong candidate never overrides its verdict
                 raise
             self.check_cancel()
             self.speed()
@@ -276,8 +279,12 @@ class _Run:
         for i, dist, kind, draw in plan:
             self.check_cancel()
             pset = "default" if kind == "default" else f"random {draw + 1}"
-            trial = self.shared_trial(i, dist, kind, draw, pset) if self.mode.shared_process \
-                else self.isolated_trial(i, dist, kind, draw, pset)
+            try:
+                trial = self.shared_trial(i, dist, kind, draw, pset) if self.mode.shared_process \
+                    else self.isolated_trial(i, dist, kind, draw, pset)
+            except _Verdict as v:  # keep the trial that ended the run: views know where it failed
+                self.trials.append(Trial(i, dist, pset, False, v.msg))
+                raise
             self.trials.append(trial)
             self.emit("trial", f"trial {i + 1}/{len(plan)} {dist:<11} {pset:<8} "
                                f"{'pass' if trial.ok else 'FAIL'}  {trial.message}", trial.ok, trial=i, dist=dist,
@@ -414,12 +421,14 @@ class _Run:
         # data movement.
         # A clock that under-reports by a factor f leaves (f - 1) x the claimed time unaccounted for; honest
         # differences (bigger params to verify, say) are small next to the kernel and the reference's own.
-        extra = float(np.median(over_cand)) - float(np.median(over_ref))
-        if extra > max(0.5 * float(np.median(over_ref)), 0.002, 0.5 * float(np.median(cand_t))):
-            msg = (f"rejected: the candidate's reported kernel time disagrees with the grader's clock "
-                   f"(+{extra * 1e3:.2f} ms per call unaccounted for)")
-            self.emit("timing", msg, False)
-            raise _Verdict("rejected", msg)
+        ref_over = float(np.median(over_ref))
+        extra = float(np.median(over_cand)) - ref_over
+        if extra > max(0.5 * ref_over, 0.002, 0.5 * float(np.median(cand_t))):
+            # Not rejected (load alone can open such a gap): the grader's own clock is used instead, round
+            # trip minus what the reference's worker needs around a call, so a patched clock buys nothing.
+            cand_t = [max(t, t + o - ref_over) for t, o in zip(cand_t, over_cand)]
+            self.emit("timing", f"the candidate's reported kernel times leave +{extra * 1e3:.2f} ms per call "
+                                "unaccounted for; using the grader's clock instead", False)
         s = speedup_point(ref_t, cand_t)
         ci = speedup_ci(ref_t, cand_t, rng=self.rng)
         t_cand = float(np.median(cand_t))

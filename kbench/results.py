@@ -121,8 +121,8 @@ class Result:
         want = tuple(d for d in self.dists if d in dists)
         if set(dists) - set(self.dists) or not want:
             return None
-        if self.status in ("compile_error", "rejected") and not self.trials:
-            return self  # decided before any input was drawn
+        if self.status not in ("correct", "wrong") and not self.trials:
+            return self  # decided before any input was drawn (static check, load, init)
         kept = [t for t in self.trials if t.dist in want]
         ran_all = len(self.trials) == len(self.dists) or self.status in ("correct", "wrong")
         if not ran_all and self.status != "correct":

@@ -42,6 +42,18 @@ def _context() -> Any:
         return _ctx
 
 
+def prestart() -> None:
+    """Start the fork server (and its resource tracker) now, from a normal process state.
+
+    Call before a UI framework replaces stdio: the fork server inherits stderr's descriptor, and the
+    first evaluation then needn't pay for starting it."""
+    from multiprocessing import forkserver, resource_tracker
+
+    _context()
+    resource_tracker.ensure_running()
+    forkserver.ensure_running()
+
+
 class WorkerError(Exception):
     """The worker did not answer: timed out, died, or sent something malformed."""
 

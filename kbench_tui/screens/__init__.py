@@ -1,0 +1,1 @@
+"""Screens of the explorer: main, matrix, editor, help."""

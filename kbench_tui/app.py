@@ -1,0 +1,107 @@
+"""The kbench explorer app: wiring only (screens and widgets do the work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from kbench.library import LIBRARY, Candidate, load_folder
+
+from . import paths
+from .model import Model
+from .screens.evaluation import EvaluateFn
+from .screens.main import MainScreen
+
+if TYPE_CHECKING:
+    from kbench.store import Store
+
+
+def load_candidates(candidate_dirs: Iterable[Path] = ()) -> tuple[list[Candidate], list[str]]:
+    """The library, the user's own candidates, and every ``--candidates`` folder; plus warnings."""
+    cands = list(LIBRARY) + load_folder(paths.user_candidates_dir(), "user")
+    warnings = []
+    for d in candidate_dirs:
+        found = load_folder(Path(d), str(d))
+        if not found:
+            warnings.append(f"no candidates in {d} (expected {d}/<task>/<name>.py)")
+        cands += found
+    return cands, warnings
+
+
+def prepare_engine() -> None:
+    """Start the sandbox's fork server now, while ``sys.stderr`` is still the real one: once Textual runs,
+    ``sys.stderr.fileno()`` is not a file descriptor and the first worker could not start."""
+    from kbench.sandbox import prestart
+
+    try:
+        prestart()
+    except Exception:  # noqa: BLE001 - without it the engine reports its own error per evaluation
+        pass
+
+
+class KbenchApp(App[None]):
+    """``evaluate`` and ``store`` are injectable (tests pass fakes); by default the real engine and the
+    results database in the user's data directory."""
+
+    TITLE = "kbench explorer"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit")]
+
+    def __init__(self, candidate_dirs: Iterable[Path] = (), *, evaluate: EvaluateFn | None = None,
+                 store: "Store | None | bool" = None, candidates: Iterable[Candidate] | None = None) -> None:
+        super().__init__()
+        warnings: list[str] = []
+        if candidates is None:
+            cands, warnings = load_candidates(candidate_dirs)
+        else:
+            cands = list(candidates)
+        self._warnings = warnings
+        if evaluate is None:
+            from kbench.evaluator import evaluate as engine_evaluate
+
+            evaluate = engine_evaluate
+            prepare_engine()
+        if store is None:
+            from kbench.store import Store
+
+            store = Store()
+        self.store: Store | None = store or None  # store=False: no database (snapshots)
+        self.model = Model(cands)
+        self.evaluate_fn = evaluate
+        if self.store is not None:
+            for s in self.store.all():
+                self.model.record(s.digest, s.result.task, s.result, s.stored_at)
+
+    def on_mount(self) -> None:
+        self.main_screen = MainScreen(self.model, self.store, self.evaluate_fn)
+        self.push_screen(self.main_screen)
+        for w in self._warnings:
+            self.notify(w, severity="warning", timeout=10)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if not isinstance(screen, MainScreen):
+            return
+        for b in screen.BINDINGS:
+            if not isinstance(b, Binding) or b.action.startswith("app."):
+                continue
+            name, _, params = b.action.partition("(")
+            if screen.check_action(name, ()) is not True:
+                continue
+            key = (b.key_display or b.key).split(",")[0] if b.show else b.key
+            label = b.description if b.description != "Dists" else "toggle normal"
+            yield SystemCommand(f"kbench: {label.lower()} ({key})", b.tooltip or b.description,
+                                lambda action=b.action, s=screen: self.run_action(action, s))
+
+    def on_unmount(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def run(candidate_dirs: list[Path] | None = None) -> None:
+    """Entry point for ``kbench`` (no arguments) and ``kbench --candidates DIR``."""
+    KbenchApp(candidate_dirs or []).run()

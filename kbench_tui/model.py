@@ -1,0 +1,198 @@
+"""The explorer's state, headless: candidates, the results known for them, the current mode and
+distribution toggles, and everything derived from those (badges, fast_p, the matrix).
+
+No Textual here: the screens read this model and the tests can drive it directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable
+
+from kbench.distributions import ALL_DISTS, DISTS
+from kbench.library import Candidate
+from kbench.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, oracle_fast_p
+from kbench.modes import HARDENED, NAIVE, Mode
+from kbench.results import Result
+from kbench.tasks import TASKS
+
+#: What ``e`` runs in hardened mode: every distribution, and wrong candidates timed too, so any
+#: subset of distributions can be read off one evaluation (``Result.restricted``).
+EXPLORER_HARDENED: Mode = dataclasses.replace(HARDENED, time_wrong=True).with_dists(ALL_DISTS)
+MODE_NAMES = ("naive", "hardened")
+
+
+def hardened_for(dists: Iterable[str]) -> Mode:
+    """Hardened on exactly ``dists`` (what runs when the all-7 result cannot answer a toggle set)."""
+    return dataclasses.replace(HARDENED, time_wrong=True).with_dists(tuple(dists))
+
+
+def mode_for(name: str) -> Mode:
+    return NAIVE if name == "naive" else EXPLORER_HARDENED
+
+
+def cid(c: Candidate) -> str:
+    """A candidate's identity in the explorer (names can repeat across folders)."""
+    return f"{c.origin}:{c.task}/{c.name}"
+
+
+def ordered(dists: Iterable[str]) -> tuple[str, ...]:
+    s = set(dists)
+    return tuple(d for d in ALL_DISTS if d in s)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A result the explorer knows, and when it was stored (None: evaluated in this session)."""
+
+    result: Result
+    stored_at: datetime | None = None
+
+
+def badge(result: Result | None) -> tuple[str, str]:
+    """(text, css-ish kind) for a tree badge: kind is one of ok, wrong, rejected, error, none."""
+    if result is None:
+        return "·", "none"
+    if result.status == "correct":
+        s = result.speedup
+        return (f"✓ {s:.1f}×" if s < 100 else f"✓ {s:.0f}×") if result.timing else "✓", "ok"
+    if result.status == "wrong":
+        return "✗ wrong", "wrong"
+    if result.status == "rejected":
+        return "⊘ rejected", "rejected"
+    return f"! {result.status}", "error"
+
+
+class Model:
+    def __init__(self, candidates: Iterable[Candidate], enabled: Iterable[str] = DISTS, mode: str = "hardened") -> None:
+        self.candidates: list[Candidate] = []
+        self.mode = mode
+        self.enabled: tuple[str, ...] = ordered(enabled)
+        # (digest, task) -> {(mode name, dists): Known}
+        self._known: dict[tuple[str, str], dict[tuple[str, tuple[str, ...]], Known]] = {}
+        self.candidates = list({cid(c): c for c in candidates}.values())  # a later duplicate replaces
+        self._sort()
+
+    # -- candidates -------------------------------------------------------------------------------
+
+    def _sort(self) -> None:
+        """Task order, then the library, the user's own, each folder; by name."""
+        tasks = {t.name: i for i, t in enumerate(TASKS)}
+        self.candidates.sort(key=lambda x: (tasks.get(x.task, 99), x.origin != "library", x.origin != "user",
+                                            x.origin, x.name))
+
+    def add(self, c: Candidate) -> Candidate:
+        """Add (or replace, by identity) a candidate."""
+        self.candidates = [x for x in self.candidates if cid(x) != cid(c)] + [c]
+        self._sort()
+        return c
+
+    def get(self, ident: str) -> Candidate | None:
+        return next((c for c in self.candidates if cid(c) == ident), None)
+
+    def for_task(self, task: str) -> list[Candidate]:
+        return [c for c in self.candidates if c.task == task]
+
+    # -- results ----------------------------------------------------------------------------------
+
+    def record(self, digest: str, task: str, result: Result, stored_at: datetime | None = None) -> None:
+        self._known.setdefault((digest, task), {})[(result.mode, tuple(result.dists))] = Known(result, stored_at)
+
+    def known(self, c: Candidate, mode: str, dists: tuple[str, ...] | None = None) -> Known | None:
+        """The known result for this exact key (naive: its own distribution set)."""
+        key = (mode, NAIVE.dists if mode == "naive" else (dists or ALL_DISTS))
+        return self._known.get((c.digest, c.task), {}).get(key)
+
+    def verdict(self, c: Candidate, mode: str | None = None) -> Known | None:
+        """The verdict in ``mode`` (default: the current one); hardened under the enabled distributions."""
+        mode = mode or self.mode
+        if mode == "naive":
+            return self.known(c, "naive")
+        return self.hardened_verdict(c, self.enabled)
+
+    def hardened_verdict(self, c: Candidate, dists: tuple[str, ...]) -> Known | None:
+        rs = self._known.get((c.digest, c.task), {})
+        exact = rs.get(("hardened", dists))
+        if exact is not None:
+            return exact
+        wider = sorted(((ds, k) for (m, ds), k in rs.items() if m == "hardened"), key=lambda x: -len(x[0]))
+        for _, k in wider:
+            r = k.result.restricted(dists)
+            if r is not None:
+                return Known(r, k.stored_at)
+        return None
+
+    def full(self, c: Candidate) -> Result | None:
+        """The widest hardened result (for the matrix and for per-distribution detail)."""
+        rs = self._known.get((c.digest, c.task), {})
+        wider = sorted(((ds, k) for (m, ds), k in rs.items() if m == "hardened"), key=lambda x: -len(x[0]))
+        return wider[0][1].result if wider else None
+
+    def missing(self, c: Candidate, mode: str) -> Mode | None:
+        """The evaluation that would make ``c``'s verdict in ``mode`` known (and toggles instant), if any."""
+        if mode == "naive":
+            return None if self.known(c, "naive") else NAIVE
+        if self.known(c, "hardened") is None:
+            return EXPLORER_HARDENED
+        if self.hardened_verdict(c, self.enabled) is None:
+            return hardened_for(self.enabled)
+        return None
+
+    def unresolved(self) -> list[Candidate]:
+        """Candidates evaluated in hardened mode whose verdict under the current toggles is unknown."""
+        return [c for c in self.candidates
+                if self.full(c) is not None and self.hardened_verdict(c, self.enabled) is None]
+
+    # -- toggles ----------------------------------------------------------------------------------
+
+    def toggle(self, dist: str) -> bool:
+        """Flip one distribution; the last enabled one stays on. Returns whether anything changed."""
+        if dist in self.enabled:
+            if len(self.enabled) == 1:
+                return False
+            self.enabled = tuple(d for d in self.enabled if d != dist)
+        else:
+            self.enabled = ordered(self.enabled + (dist,))
+        return True
+
+    # -- scores -----------------------------------------------------------------------------------
+
+    def outcomes(self, mode: str) -> dict[str, list[tuple[bool, float | None]]]:
+        """Per task, (correct, speedup) for every candidate with a known verdict in ``mode``."""
+        out: dict[str, list[tuple[bool, float | None]]] = {}
+        for c in self.candidates:
+            k = self.verdict(c, mode)
+            if k is not None:
+                r = k.result
+                out.setdefault(c.task, []).append((r.correct, r.speedup if r.timing else None))
+        return out
+
+    def evaluated(self, mode: str) -> int:
+        return sum(self.verdict(c, mode) is not None for c in self.candidates)
+
+    def scores(self) -> "Scores":
+        naive, hard = self.outcomes("naive"), self.outcomes("hardened")
+        rows = [(p, fast_p(naive, p) if naive else None, fast_p(hard, p) if hard else None,
+                 oracle_fast_p(hard, p) if hard else None) for p in P_VALUES]
+        qn = list(fast_p_per_task(naive, 1.0).values())
+        qh = list(fast_p_per_task(hard, 1.0).values())
+        at_k = [(k, fast_p_at_k(qn, k) if qn else None, fast_p_at_k(qh, k) if qh else None) for k in K_VALUES]
+        return Scores(rows, at_k, self.evaluated("naive"), self.evaluated("hardened"), len(self.candidates),
+                      naive, hard)
+
+
+@dataclass
+class Scores:
+    rows: list[tuple[float, float | None, float | None, float | None]]  # p, naive, hardened, oracle
+    at_k: list[tuple[int, float | None, float | None]]  # k, naive, hardened (fast_1@k)
+    n_naive: int
+    n_hardened: int
+    n_total: int
+    naive: dict[str, list[tuple[bool, float | None]]]
+    hardened: dict[str, list[tuple[bool, float | None]]]
+
+    def curve(self, mode: str, ps: list[float]) -> list[float] | None:
+        out = self.naive if mode == "naive" else self.hardened
+        return [fast_p(out, p) for p in ps] if out else None

@@ -1,0 +1,178 @@
+"""The main screen's evaluation side: start thread workers for scheduled runs, take their messages.
+
+A mixin so ``main.py`` stays about layout and keys. Threads only call the engine and the store and
+post messages; every widget update happens here, on the UI thread.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable
+
+from textual.content import Content
+
+from kbench.evaluator import Cancelled
+from kbench.library import Candidate
+from kbench.results import Result
+
+from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
+from ..model import Model
+from ..runner import Job, Run, Scheduler
+from ..widgets.eval_log import EvalLog
+
+if TYPE_CHECKING:
+    from kbench.store import Store
+
+EvaluateFn = Callable[..., Result]
+
+
+class EvaluationMixin:
+    """Needs ``model``, ``store``, ``evaluate_fn`` and ``scheduler`` attributes and ``refresh_views``."""
+
+    model: Model
+    store: "Store | None"
+    evaluate_fn: EvaluateFn
+    scheduler: Scheduler
+    _store_notice: str | None
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def submit(self, jobs: list[Job]) -> int:
+        n = self.scheduler.submit(jobs)
+        self.pump()
+        return n
+
+    def pump(self) -> None:
+        """Start the next run if nothing is running (one evaluation thread at a time)."""
+        run = self.scheduler.next(self._resolve)
+        if run is not None:
+            self._start(run)
+        self.refresh_status()  # type: ignore[attr-defined]
+        self.refresh_verdicts()  # type: ignore[attr-defined]
+        self.refresh_bindings()  # type: ignore[attr-defined]
+
+    def _resolve(self, job: Job) -> Any:
+        return self.model.missing(job.cand, job.mode_name)
+
+    def _start(self, run: Run) -> None:
+        c = run.job.cand
+        buf = None
+        if run.job.kind == "single":
+            buf = EventBuffer(self, run.id)
+            dists = ", ".join(run.mode.dists)
+            log = self.log_widget
+            log.write_lines([log.header(f"{c.task}/{c.name} · {run.mode.name} ({dists})")])
+        self.run_worker(  # type: ignore[attr-defined]
+            partial(self._evaluate_thread, run, buf), thread=True, group="eval", exit_on_error=False,
+            name=f"eval-{run.id}", description=f"evaluate {c.key} ({run.mode.name})")
+
+    def _evaluate_thread(self, run: Run, buf: EventBuffer | None) -> None:
+        """Runs on a worker thread: the engine, the store, then one posted message. No widget access."""
+        c = run.job.cand
+        try:
+            result = self.evaluate_fn(c.task, c.src, run.mode, c.name, on_event=buf, cancel=run.cancel)
+        except Cancelled:
+            self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
+            return
+        except Exception as e:  # noqa: BLE001 - an engine bug must not kill the explorer
+            self.post_message(EvalFinished(run.id, None, error=f"{type(e).__name__}: {e}"))  # type: ignore[attr-defined]
+            return
+        if self.store is not None:
+            try:
+                self.store.put(c.digest, c.task, c.name, c.origin, result)
+            except Exception:  # noqa: BLE001 - e.g. the app closed the database while quitting
+                pass
+        self.post_message(EvalFinished(run.id, result))  # type: ignore[attr-defined]
+
+    # -- results ----------------------------------------------------------------------------------
+
+    @property
+    def log_widget(self) -> EvalLog:
+        return self.query_one("#log", EvalLog)  # type: ignore[attr-defined]
+
+    def on_step_events(self, msg: StepEvents) -> None:
+        events = msg.buffer.drain()
+        if not self.scheduler.is_current(msg.run_id):
+            return  # a superseded run: its late events are dropped
+        log = self.log_widget
+        log.write_lines([log.event_line(e) for e in events])
+
+    def on_eval_finished(self, msg: EvalFinished) -> None:
+        was_batch = self.scheduler.batch_total > 0
+        run = self.scheduler.finished(msg.run_id)
+        log = self.log_widget
+        if run is not None:
+            c = run.job.cand
+            if msg.result is not None:
+                self.model.record(c.digest, c.task, msg.result)
+                self._report(run, msg.result)
+                if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
+                    self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
+            elif msg.error is not None:
+                log.write_lines([log.note(f"{c.key}: the evaluation failed unexpectedly: {msg.error}", "text-error")])
+                self.notify(f"{c.key}: {msg.error}", title="evaluation failed", severity="error")  # type: ignore[attr-defined]
+            elif msg.cancelled and run.job.kind == "single" and not self.scheduler.busy:
+                log.write_lines([log.note(f"{c.key}: cancelled")])
+        self._check_store_notice()
+        self.pump()
+        if was_batch and self.scheduler.batch_total == 0 and not self.scheduler.busy:
+            log.write_lines([log.note("background evaluation finished", "text-accent")])
+        self.refresh_views()  # type: ignore[attr-defined]
+
+    def _report(self, run: Run, result: Result) -> None:
+        c, log = run.job.cand, self.log_widget
+        if run.stale:
+            return
+        if run.job.kind == "batch":
+            done, total = self.scheduler.batch_done, self.scheduler.batch_total
+            log.write_lines([log.result_line(f"[{done}/{total}] {c.key} {result.mode}: ", result)])
+            return
+        if run.job.kind == "fill":
+            log.write_lines([log.result_line(f"{c.key} on {', '.join(result.dists)}: ", result)])
+            return
+        lines = [log.result_line(f"{result.mode}: ", result)]
+        if result.mode == "hardened" and tuple(result.dists) != self.model.enabled:
+            view = self.model.hardened_verdict(c, self.model.enabled)
+            if view is None:
+                lines.append(log.note("the enabled set cannot be read off this run; evaluating it in the background"))
+            elif (view.result.status, view.result.msg) != (result.status, result.msg):
+                lines.append(log.result_line(f"with only {', '.join(self.model.enabled)} on: ", view.result))
+        log.write_lines(lines)
+
+    def _check_store_notice(self) -> None:
+        notice = self.store.notice if self.store is not None else None
+        if notice and notice != self._store_notice:
+            self._store_notice = notice
+            self.notify(notice, title="results database", severity="warning", timeout=12)  # type: ignore[attr-defined]
+
+    def log_known(self, c: Candidate, mode: str) -> None:
+        """``e`` on something already known: say so (with its date) instead of re-running."""
+        k = self.model.verdict(c, mode)
+        if k is None:
+            return
+        log = self.log_widget
+        when = f" (stored {k.stored_at.astimezone():%Y-%m-%d %H:%M})" if k.stored_at else ""
+        log.write_lines([log.result_line(f"{c.key} {mode}{when}: ", k.result, "   · r re-runs")])
+
+    def activity(self) -> Content | None:
+        s = self.scheduler
+        if not s.busy:
+            return None
+        parts: list[tuple[str, str] | str] = []
+        if s.current is not None:
+            c = s.current.job.cand
+            parts += [("⟳ ", "$text-accent"), f"{c.key} ({s.current.mode.name}) "]
+        if s.batch_total:
+            pct = s.batch_done / s.batch_total
+            bar = "█" * round(pct * 10) + "░" * (10 - round(pct * 10))
+            parts += ["· all ", (bar, "$text-accent"), f" {s.batch_done}/{s.batch_total} "]
+        rest = len(s.queues["single"]) + len(s.queues["fill"])
+        if rest:
+            parts.append(f"· {rest} queued ")
+        parts.append(("· esc cancels", "$text-muted"))
+        return Content.assemble(*parts)
+
+    def post_model_changed(self) -> None:
+        screen = self.app.screen  # type: ignore[attr-defined]
+        if screen is not self:
+            screen.post_message(ModelChanged())

@@ -1,0 +1,297 @@
+"""The main screen: tree, sources, live log, fast_p; every key of the explorer is declared here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tree
+
+from kbench.distributions import ALL_DISTS, DIST_NOTES
+from kbench.library import Candidate
+from kbench.tasks import TASK, TASKS
+
+from .. import paths
+from ..model import MODE_NAMES, Model, cid, mode_for
+from ..runner import Job, Scheduler
+from ..widgets.candidate_tree import CandidateTree
+from ..widgets.eval_log import EvalLog, summary
+from ..widgets.fastp_curve import FastPCurve
+from ..widgets.fastp_table import FastPTable
+from ..widgets.source_view import SourceView
+from ..widgets.status_bar import StatusBar
+from .evaluation import EvaluateFn, EvaluationMixin
+
+if TYPE_CHECKING:
+    from kbench.store import Store
+
+DIST_BINDINGS = [
+    Binding(str(i + 1), f"toggle_dist({i})", "Dists" if i == 0 else f"toggle {d}", key_display="1-7" if i == 0 else None,
+            show=i == 0, id=f"kbench.dist.{d}", tooltip=f"Toggle {d} ({DIST_NOTES[d]}) for hardened mode")
+    for i, d in enumerate(ALL_DISTS)
+]
+
+ABOUT = ("fast_p: share of a task's candidates that are correct and more than p× faster than the reference, "
+         "averaged over tasks; over evaluated candidates only. oracle: tasks where any candidate qualifies "
+         "(hardened). fast₁@k: k tries per task.\n"
+         "✓ speedup  ✗ wrong  ⊘ rejected  ! error  · not evaluated")
+
+
+class MainScreen(EvaluationMixin, Screen):
+    BINDINGS = [
+        Binding("e", "evaluate", "Evaluate", id="kbench.evaluate",
+                tooltip="Evaluate the selected candidate in the current mode (the log streams each step)"),
+        Binding("m", "toggle_mode", "Mode", id="kbench.mode", tooltip="Switch between naive and hardened"),
+        Binding("b", "evaluate_both", "Both", id="kbench.both", tooltip="Evaluate the selected candidate in both modes"),
+        Binding("a", "evaluate_all", "All", id="kbench.all",
+                tooltip="Evaluate everything not yet known in the background (Esc cancels)"),
+        Binding("escape", "cancel", "Cancel", id="kbench.cancel", tooltip="Cancel running and queued evaluations"),
+        *DIST_BINDINGS,
+        Binding("d", "diff", "Diff", id="kbench.diff", tooltip="Show what the candidate changed from the reference"),
+        Binding("v", "matrix", "Matrix", id="kbench.matrix", tooltip="Candidates × distributions pass counts"),
+        Binding("n", "new_candidate", "New", id="kbench.new",
+                tooltip="Write a new candidate for this task (starts from the reference)"),
+        Binding("x", "export", "Export", id="kbench.export", tooltip="Export all stored results as JSON and CSV"),
+        Binding("r", "rerun", "Re-run", id="kbench.rerun",
+                tooltip="Evaluate the selected candidate again, even if a result is stored"),
+        Binding("f1,question_mark", "help", "Help", key_display="F1/?", id="kbench.help", tooltip="Keys and concepts"),
+        Binding("q", "app.quit", "Quit", id="kbench.quit", tooltip="Quit the explorer"),
+    ]
+
+    def __init__(self, model: Model, store: "Store | None", evaluate_fn: EvaluateFn) -> None:
+        super().__init__()
+        self.model, self.store, self.evaluate_fn = model, store, evaluate_fn
+        self.scheduler = Scheduler()
+        self._store_notice: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="body"):
+            yield CandidateTree(id="tree")
+            with Vertical(id="centre"):
+                yield SourceView(id="source")
+                yield EvalLog(id="log")
+            with Vertical(id="results"):
+                yield FastPTable(id="fastp")
+                yield FastPCurve(id="curve")
+                yield Static(ABOUT, id="about")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#tree").border_title = "library"
+        self.query_one("#log").border_title = "evaluator log"
+        self.query_one("#fastp").border_title = "fast_p"
+        self.query_one("#curve").border_title = "fast_p vs p"
+        tree = self.query_one(CandidateTree)
+        first = next(iter(self.model.candidates), None)
+        tree.build(self.model, select=("cand", cid(first)) if first else None)
+        tree.focus()
+        self._check_store_notice()
+        log = self.log_widget
+        log.write_lines([log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · F1 help")])
+        self.refresh_views()
+        self.show_selection()
+
+    # -- selection --------------------------------------------------------------------------------
+
+    def selected(self) -> tuple[str | None, Candidate | None]:
+        """(task name, candidate) under the tree cursor."""
+        node = self.query_one(CandidateTree).cursor_node
+        if node is None or node.data is None:
+            return TASKS[0].name, None
+        kind, value = node.data
+        if kind == "cand":
+            c = self.model.get(value)
+            return (c.task if c else None), c
+        if kind == "task":
+            return value, None
+        return next(t.name for t in TASKS if str(t.level) == value), None
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self.show_selection()
+        self.refresh_bindings()
+
+    def show_selection(self) -> None:
+        task, cand = self.selected()
+        if task is not None:
+            self.query_one(SourceView).show(TASK[task], cand)
+        self.refresh_verdicts()
+
+    # -- drawing ----------------------------------------------------------------------------------
+
+    def refresh_status(self) -> None:
+        self.query_one(StatusBar).show(self.model.mode, self.model.enabled, self.activity())
+
+    def refresh_verdicts(self) -> None:
+        _, c = self.selected()
+        if c is None:
+            self.query_one(SourceView).set_verdicts(Content.assemble(
+                ("select a candidate (↑↓); n writes a new one for this task", "$text-muted")))
+            return
+        rows = []
+        for mode in MODE_NAMES:
+            k = self.model.verdict(c, mode)
+            current = mode == self.model.mode
+            n_on = len(self.model.enabled)
+            scope = "5× normal" if mode == "naive" else f"{n_on} of 7 distributions" if n_on > 1 else self.model.enabled[0]
+            head = (f"{'▶' if current else ' '} {mode:<9}", "bold" if current else "$text-muted")
+            if k is None:
+                running = self.scheduler.current is not None and self.scheduler.current.job.cand == c
+                body = ("⟳ evaluating…" if running and self.scheduler.current.job.mode_name == mode  # type: ignore[union-attr]
+                        else "· not evaluated (e)", "$text-muted")
+                rows.append(Content.assemble(head, body))
+                continue
+            style = {"correct": "$text-success", "wrong": "$text-error", "rejected": "$text-warning"}.get(
+                k.result.status, "$text-error")
+            when = f" · stored {k.stored_at.astimezone():%Y-%m-%d %H:%M} (r re-runs)" if k.stored_at else ""
+            rows.append(Content.assemble(head, (f"[{scope}] ", "$text-muted"), (summary(k.result), style),
+                                         (when, "$text-muted")))
+        self.query_one(SourceView).set_verdicts(Content("\n").join(rows))
+
+    def refresh_views(self) -> None:
+        """Everything derived from the model: badges, verdicts, fast_p, status, the matrix if open."""
+        self.query_one(CandidateTree).refresh_badges(self.model)
+        scores = self.model.scores()
+        self.query_one(FastPTable).show(scores)
+        self.query_one(FastPCurve).show({m: (lambda ps, m=m: scores.curve(m, ps)) for m in MODE_NAMES})
+        self.refresh_verdicts()
+        self.refresh_status()
+        self.post_model_changed()
+
+    # -- keys -------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("evaluate", "evaluate_both", "rerun", "diff"):
+            return self.is_mounted and self.selected()[1] is not None or None
+        if action == "evaluate_all":
+            return None if self.scheduler.batch_active else True
+        if action == "cancel":
+            return True if self.scheduler.busy else None
+        return True
+
+    def action_evaluate(self) -> None:
+        _, c = self.selected()
+        if c is None:
+            return
+        mode = self.model.missing(c, self.model.mode)
+        if mode is None:
+            self.log_known(c, self.model.mode)
+            return
+        self.submit([Job(c, self.model.mode, "single", mode)])
+
+    def action_rerun(self) -> None:
+        _, c = self.selected()
+        if c is not None:
+            self.submit([Job(c, self.model.mode, "single", mode_for(self.model.mode))])
+
+    def action_evaluate_both(self) -> None:
+        _, c = self.selected()
+        if c is None:
+            return
+        jobs = []
+        for name in MODE_NAMES:
+            mode = self.model.missing(c, name)
+            if mode is None:
+                self.log_known(c, name)
+            else:
+                jobs.append(Job(c, name, "single", mode))
+        self.submit(jobs)
+
+    def action_evaluate_all(self) -> None:
+        order = (self.model.mode,) + tuple(m for m in MODE_NAMES if m != self.model.mode)
+        jobs = [Job(c, name, "batch") for name in order for c in self.model.candidates
+                if self.model.missing(c, name) is not None]
+        if not jobs:
+            self.notify("Every candidate is evaluated in both modes.", title="nothing to do")
+            return
+        n = self.submit(jobs)
+        log = self.log_widget
+        log.write_lines([log.note(f"evaluating {n} in the background (one line each; Esc cancels)", "text-accent")])
+
+    def action_cancel(self) -> None:
+        if not self.scheduler.busy:
+            return
+        self.scheduler.cancel_all()
+        log = self.log_widget
+        log.write_lines([log.note("cancelled", "text-warning")])
+        self.refresh_status()
+        self.refresh_bindings()
+
+    def action_toggle_mode(self) -> None:
+        self.model.mode = "naive" if self.model.mode == "hardened" else "hardened"
+        self.refresh_views()
+
+    def action_toggle_dist(self, index: int) -> None:
+        dist = ALL_DISTS[index]
+        before = {c.key: self.model.verdict(c, "hardened") for c in self.model.candidates}
+        if not self.model.toggle(dist):
+            self.notify("At least one distribution stays on.", severity="warning")
+            return
+        on = dist in self.model.enabled
+        changed = []
+        for c in self.model.candidates:
+            old, new = before[c.key], self.model.verdict(c, "hardened")
+            if old is not None and new is not None and old.result.status != new.result.status:
+                changed.append(f"{c.key} {old.result.status}→{new.result.status}")
+        log = self.log_widget
+        msg = f"{dist} {'on' if on else 'off'} (hardened): " + ("; ".join(changed) if changed else "no verdict changed")
+        log.write_lines([log.note(msg, "text-accent")])
+        unresolved = self.model.unresolved()
+        if unresolved:
+            self.submit([Job(c, "hardened", "fill") for c in unresolved])
+        self.refresh_views()
+
+    def action_diff(self) -> None:
+        view = self.query_one(SourceView)
+        view.show_diff = not view.show_diff
+
+    def action_matrix(self) -> None:
+        from .matrix import MatrixScreen
+
+        task, _ = self.selected()
+        self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist))
+
+    def action_new_candidate(self) -> None:
+        from .editor import EditorScreen
+
+        task, _ = self.selected()
+        folder = paths.user_candidates_dir()
+        t = TASK[task or TASKS[0].name]
+        self.app.push_screen(EditorScreen(t, folder, paths.free_name(folder / t.name)), self._saved)
+
+    def _saved(self, cand: Candidate | None) -> None:
+        if cand is None:
+            return
+        self.model.add(cand)
+        tree = self.query_one(CandidateTree)
+        tree.build(self.model, select=("cand", cid(cand)))
+        self.call_after_refresh(self._evaluate_new, cand)
+
+    def _evaluate_new(self, cand: Candidate) -> None:
+        mode = self.model.missing(cand, self.model.mode) or mode_for(self.model.mode)
+        self.submit([Job(cand, self.model.mode, "single", mode)])
+        self.show_selection()
+
+    def action_export(self) -> None:
+        if self.store is None:
+            self.notify("No results database.", severity="warning")
+            return
+        try:
+            json_path, csv_path = self.store.export(paths.export_dir())
+        except OSError as e:
+            self.notify(f"Export failed: {e}", severity="error")
+            return
+        self.notify(f"{json_path}\n{csv_path}", title="exported results")
+
+    def action_help(self) -> None:
+        from .help import HelpScreen
+
+        self.app.push_screen(HelpScreen([*CandidateTree.BINDINGS, *self.BINDINGS]))
+
+    def on_unmount(self) -> None:
+        self.scheduler.cancel_all()
+

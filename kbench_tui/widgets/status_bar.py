@@ -1,0 +1,41 @@
+"""The header line: mode and distribution toggles on the left, background progress on the right."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Static
+
+from kbench.distributions import ALL_DISTS
+
+
+class StatusBar(Horizontal):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; }
+    StatusBar #status-left { width: 1fr; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    StatusBar #status-right { width: auto; max-width: 50%; height: 1; padding: 0 1; text-wrap: nowrap; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-left")
+        yield Static(id="status-right")
+
+    def show(self, mode: str, enabled: tuple[str, ...], activity: Content | None) -> None:
+        hard = mode == "hardened"
+        parts: list[tuple[str, str] | str | Content] = [(" kbench explorer ", "bold $text-accent"), "│ mode "]
+        parts.append((f" {mode} ", "bold reverse $primary" if hard else "bold reverse $warning"))
+        parts.append(" (m) │ ")
+        for i, d in enumerate(ALL_DISTS, 1):
+            on = d in enabled
+            style = ("bold $text-success" if hard else "$text-muted") if on else "$text-muted strike"
+            parts += [(f"{i}", "bold" if hard else "$text-muted"), (f"{'●' if on else '○'}{d} ", style)]
+        if not hard:
+            parts.append(("(toggles act on hardened; naive is KernelBench v0: 5 trials on normal)", "$text-muted"))
+        self.query_one("#status-left", Static).update(Content.assemble(*parts))
+        self.query_one("#status-right", Static).update(
+            activity if activity is not None else Content.assemble(("idle", "$text-muted")))
+
+    def render_text(self) -> str:
+        """Both halves as plain text (tests)."""
+        return " ".join(str(w.render()) for w in self.query(Static))

@@ -1,0 +1,101 @@
+"""The explorer's headless parts: the model (verdicts under toggles, fast_p) and the scheduler."""
+
+from __future__ import annotations
+
+from tui_fakes import fake_result
+
+from kbench.distributions import ALL_DISTS, DISTS
+from kbench.library import find
+from kbench.modes import NAIVE
+from kbench_tui.model import EXPLORER_HARDENED, Model, badge, hardened_for
+from kbench_tui.runner import Job, Scheduler
+
+
+def _model(*names: str) -> Model:
+    return Model([find(*n.split("/")) for n in names])
+
+
+def test_toggles_read_verdicts_off_one_all_seven_run() -> None:
+    m = _model("L1_softmax/no_max", "L1_layernorm/no_eps")
+    for c in m.candidates:
+        m.record(c.digest, c.task, fake_result(c.task, c.name, EXPLORER_HARDENED))
+    no_max, no_eps = m.get("library:L1_softmax/no_max"), m.get("library:L1_layernorm/no_eps")
+    assert m.enabled == DISTS
+    assert m.verdict(no_max).result.status == "wrong"
+    assert m.verdict(no_eps).result.status == "correct"
+    m.toggle("lognormal"), m.toggle("offset")
+    assert m.verdict(no_max).result.status == "correct"
+    m.toggle("edge")
+    assert m.verdict(no_eps).result.status == "wrong"
+    assert m.missing(no_max, "hardened") is None and m.missing(no_max, "naive") is NAIVE
+
+
+def test_last_distribution_stays_on() -> None:
+    m = _model()
+    for d in DISTS[1:]:
+        assert m.toggle(d)
+    assert m.enabled == ("normal",)
+    assert not m.toggle("normal")
+
+
+def test_unknown_subset_asks_for_a_subset_run() -> None:
+    m = _model("L1_softmax/no_max")
+    c = m.candidates[0]
+    # a run that stopped on its first distribution tells nothing about the others
+    r = fake_result(c.task, c.name, EXPLORER_HARDENED)
+    r.status, r.trials = "runtime_error", r.trials[:1]
+    r.trials[0] = type(r.trials[0])(0, "normal", "default", False, "raised")
+    m.record(c.digest, c.task, r)
+    m.toggle("normal")
+    assert m.verdict(c) is None
+    assert m.missing(c, "hardened") == hardened_for(m.enabled)
+    assert m.unresolved() == [c]
+
+
+def test_scores_over_evaluated_only() -> None:
+    m = _model("L1_diag_matmul/row_scale", "L1_softmax/no_max", "L1_softmax/wrong_axis")
+    s = m.scores()
+    assert s.n_hardened == 0 and all(h is None for _, _, h, _ in s.rows)
+    for c in m.candidates:
+        m.record(c.digest, c.task, fake_result(c.task, c.name, EXPLORER_HARDENED))
+    s = m.scores()
+    assert s.n_hardened == 3 and s.n_naive == 0
+    p0 = dict((p, h) for p, _, h, _ in s.rows)[0.0]
+    assert p0 == (1.0 + 0.0) / 2  # diag: 1/1 correct; softmax: 0/2
+    oracle0 = dict((p, o) for p, _, _, o in s.rows)[0.0]
+    assert oracle0 == 0.5
+
+
+def test_badges() -> None:
+    r = fake_result("L1_diag_matmul", "row_scale", EXPLORER_HARDENED)
+    assert badge(r)[0].startswith("✓ ") and badge(r)[0].endswith("×")
+    assert badge(None) == ("·", "none")
+    assert badge(fake_result("L1_softmax", "wrong_axis", EXPLORER_HARDENED)) == ("✗ wrong", "wrong")
+    assert badge(fake_result("L1_layernorm", "numba_jit", EXPLORER_HARDENED)) == ("! runtime_error", "error")
+    assert badge(fake_result("L1_diag_matmul", "hack_stale_alloc", EXPLORER_HARDENED)) == ("⊘ rejected", "rejected")
+
+
+def test_scheduler_single_supersedes_and_preempts_background() -> None:
+    a, b = find("L1_softmax", "no_max"), find("L1_softmax", "inplace")
+    s = Scheduler()
+    s.submit([Job(a, "hardened", "batch"), Job(b, "hardened", "batch")])
+    run1 = s.next(lambda j: EXPLORER_HARDENED)
+    assert run1.job.cand == a and s.batch_active
+    s.submit([Job(b, "naive", "single", NAIVE)])
+    assert run1.stale  # pre-empted, and re-queued in front of the batch
+    assert s.queues["batch"][0].cand == a
+    assert s.next(lambda j: EXPLORER_HARDENED) is None  # one thread at a time: wait for run1 to end
+    assert s.finished(run1.id) is run1
+    run2 = s.next(lambda j: EXPLORER_HARDENED)
+    assert run2.job.kind == "single"
+    s.submit([Job(a, "naive", "single", NAIVE)])
+    assert run2.stale and not s.is_current(run2.id)
+    s.finished(run2.id)
+    run3 = s.next(lambda j: EXPLORER_HARDENED)
+    assert run3.job.cand == a and run3.job.kind == "single"
+    s.cancel_all()
+    assert run3.stale and not s.queues["batch"] and s.batch_total == 0
+
+
+def test_all_dists_order() -> None:
+    assert ALL_DISTS == ("normal", "uniform", "laplace", "lognormal", "offset", "exponential", "edge")

@@ -1,0 +1,45 @@
+"""Helpers for the explorer's tests: build an app on the fake engine, wait for evaluations to end."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tui_fakes import FakeEngine
+
+from kbench_tui.app import KbenchApp
+
+SIZE = (200, 50)
+
+
+def make_app(evaluate="fake", store=False, **kw) -> KbenchApp:  # type: ignore[no-untyped-def]
+    """The fake engine and no database unless told: ``evaluate=None`` is the real engine, ``store=None``
+    the default database (in the test's KBENCH_DATA_DIR)."""
+    return KbenchApp(evaluate=FakeEngine() if evaluate == "fake" else evaluate, store=store, **kw)
+
+
+async def idle(pilot, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until no evaluation is running or queued, then let the UI settle."""
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while loop.time() < end:
+        await pilot.pause()
+        if not app.main_screen.scheduler.busy:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("evaluations did not finish in time")
+
+
+def log_text(app) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(strip.text for strip in app.main_screen.query_one("#log").lines)
+
+
+async def select(pilot, key: str) -> None:  # type: ignore[no-untyped-def]
+    """Move the tree cursor to a candidate ('task/name', library)."""
+    await pilot.pause()  # let the first paint's own cursor placement happen first
+    tree = pilot.app.main_screen.query_one("#tree")
+    tree.select_data(("cand", f"library:{key}"))
+    await pilot.pause()
+    assert pilot.app.main_screen.selected()[1].key == key
