@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import resource
 import signal
 import sys
@@ -113,6 +114,24 @@ def _install_audit_hook(workdir: str) -> None:
             return False
         return p.startswith(root) or p in allowed
 
+    parent = os.path.dirname(root.rstrip(os.sep)) + os.sep  # where the other sandboxes' directories live
+
+    def secret(path: Any) -> bool:
+        """Not even readable: other kbench workers' directories (the reference's arena) and other
+        processes' /proc entries (their memory)."""
+        if isinstance(path, int):
+            return False
+        try:
+            p = os.path.realpath(os.fsdecode(path))
+        except Exception:  # noqa: BLE001
+            return True
+        if (p + os.sep).startswith(root):
+            return False
+        m = re.match(r"/proc/(\d+)(/|$)", p)
+        if m:
+            return int(m.group(1)) != os.getpid()
+        return p.startswith(parent) and p[len(parent):].startswith("kbench-")
+
     def hook(event: str, args: tuple) -> None:
         if event == "open":
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
@@ -120,6 +139,10 @@ def _install_audit_hook(workdir: str) -> None:
                       (isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and not inside(path):
                 raise PermissionError(f"kbench sandbox: writing {path} is not allowed (only the sandbox directory)")
+            if secret(path):
+                raise PermissionError(f"kbench sandbox: reading {path} is not allowed")
+        elif event in ("os.listdir", "os.scandir") and args and secret(args[0]):
+            raise PermissionError(f"kbench sandbox: listing {args[0]} is not allowed")
         elif event.startswith(_DENY_PREFIXES):
             raise PermissionError(f"kbench sandbox: {event} is not allowed")
         elif event in _PATH_EVENTS:

@@ -28,7 +28,7 @@ def load_candidate(src: str, namespace: dict[str, Any]) -> tuple[Callable[..., A
     try:
         code = compile(src, "<candidate>", "exec")
     except SyntaxError as e:
-        return None, None, f"SyntaxError: {e.msg} (line {e.lineno})"
+        return None, None, f"SyntaxError: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
     except (ValueError, TypeError) as e:  # e.g. source with NUL bytes
         return None, None, f"{type(e).__name__}: {e}"
     try:

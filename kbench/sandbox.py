@@ -13,6 +13,7 @@ import mmap
 import multiprocessing
 import os
 import pickle
+import re
 import shutil
 import signal
 import tempfile
@@ -40,6 +41,35 @@ def _context() -> Any:
             ctx.set_forkserver_preload(["numpy", "threadpoolctl", "kbench._worker"])
             _ctx = ctx
         return _ctx
+
+
+_swept = False
+
+
+def _sweep_stale(base: str) -> None:
+    """Remove sandbox directories left by kbench processes that no longer exist (killed, say)."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        m = re.match(r"kbench-(?:candidate|reference)-(\d+)-", name)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def prestart() -> None:
@@ -85,7 +115,8 @@ class Worker:
         # In /dev/shm (memory) when possible: the data arena below lives in this directory, the one place
         # the candidate's worker may write.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-", dir=shm)
+        _sweep_stale(shm or tempfile.gettempdir())
+        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-{os.getpid()}-", dir=shm)
         self._arena: mmap.mmap | None = None
         self._arena_name = ""
         self._arena_gen = 0
@@ -94,8 +125,13 @@ class Worker:
         ctx = _context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
-        self.proc.start()
-        child.close()
+        try:
+            self.proc.start()
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            child.close()
         self._killed_for_timeout = False
         self.dead = False
 
@@ -193,8 +229,10 @@ class Worker:
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if n > staged["out_capacity"]:
             raise WorkerError("protocol", "worker claimed an output larger than its region")
-        return np.frombuffer(self._arena, dtype=dtype, count=n // dtype.itemsize,
-                             offset=staged["out_offset"]).reshape(shape).copy()
+        region = np.frombuffer(self._arena, dtype=np.uint8, count=n, offset=staged["out_offset"])
+        out = region.view(dtype).reshape(shape).copy()
+        region[...] = 0xFF  # a NaN pattern: no answer stays readable in shared memory by another process
+        return out
 
     @staticmethod
     def _spec(spec: Any) -> tuple[np.dtype, tuple[int, ...]]:

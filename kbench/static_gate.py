@@ -58,9 +58,19 @@ class _Gate(ast.NodeVisitor):
             self._reject("import", node, f"imports from {'.' * node.level}{node.module or ''}")
         self.generic_visit(node)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # ``n = np`` or ``u = np.lib``: the new name is a module too, so ``n.allclose = f`` later is a patch
+        self.visit(node.value)
+        if isinstance(node.value, (ast.Name, ast.Attribute)) and self._root(node.value) in self.modules:
+            self.modules.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for t in node.targets:
+            self.visit(t)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in HARMLESS_DUNDERS:
             self._reject("dunder", node, f"accesses dunder attribute {node.attr}")
+        elif node.attr.startswith("_") and self._root(node) in self.modules:
+            self._reject("private", node, f"reaches private module attribute {node.attr}")
         elif node.attr in ESCAPE_ATTRS and self._root(node) in self.modules:
             self._reject("escape", node, f"reaches {node.attr} through a module")
         if isinstance(node.ctx, (ast.Store, ast.Del)) and self._root(node) in self.modules:
