@@ -118,21 +118,24 @@ def _eval(args: argparse.Namespace) -> int:
         if not args.timeout > 0:
             return _fail("--timeout must be a positive number of seconds")
         mode = dataclasses.replace(mode, timeout_s=args.timeout)
-    on_event = None
-    if not args.json:
-        from rich.console import Console
-
-        console = Console(highlight=False)
-        style = {True: "green", False: "bold red", None: "dim"}
-
-        def on_event(ev):  # noqa: ANN001
-            console.print(f"[dim]{ev.elapsed:6.2f}s[/] {ev.step:<7} ", end="")
-            console.print(ev.message, style=style[ev.ok], markup=False)
-
-    result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=on_event)
+    result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=None if args.json else _printer())
     if args.json:
         print(json.dumps(result.to_dict(), default=str))
     return 0 if result.correct else 1
+
+
+def _printer():  # noqa: ANN202
+    """An event sink printing the step log, coloured by verdict."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    style = {True: "green", False: "bold red", None: "dim"}
+
+    def on_event(ev) -> None:  # noqa: ANN001
+        console.print(f"[dim]{ev.elapsed:6.2f}s[/] {ev.step:<7} ", end="")
+        console.print(ev.message, style=style[ev.ok], markup=False)
+
+    return on_event
 
 
 if __name__ == "__main__":

@@ -9,11 +9,9 @@ KernelBench-v0 procedure itself, as KernelBench does in-process, and can be fool
 
 from __future__ import annotations
 
-import atexit
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -23,6 +21,7 @@ from . import roofline, static_gate, tasks as tasks_mod
 from .checks import Comparison, compare
 from .modes import Mode
 from .results import Event, EventSink, Result, Status, Timing, Trial
+from .grader import Grader, default_grader, out_bytes
 from .sandbox import Worker, WorkerError
 from .tasks import Task
 from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
@@ -40,121 +39,6 @@ class _Verdict(Exception):
         self.status, self.msg = status, msg
 
 
-class _TimingStream:
-    """Fresh timing inputs without paying for a fresh random draw each call: each call copies a window
-    at a secret random offset out of one long pre-drawn stream, so no two calls share content (or an
-    address: every window is a new allocation) while the copy costs a memcpy, not an RNG pass."""
-
-    SLACK = 1 << 18
-
-    def __init__(self, task: Task, rng: np.random.Generator) -> None:
-        self.rng = rng
-        self.shapes = task.inputs
-        self.pools = {k: rng.standard_normal(int(np.prod(s)) + self.SLACK, dtype=np.float32)
-                      for k, s in task.inputs.items()}
-
-    def next(self) -> dict[str, np.ndarray]:
-        out = {}
-        for k, shape in self.shapes.items():
-            n = int(np.prod(shape))
-            off = int(self.rng.integers(0, self.SLACK))
-            out[k] = self.pools[k][off:off + n].reshape(shape).copy()
-        return out
-
-
-class Grader:
-    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed."""
-
-    def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
-        self.seed = seed if seed is not None else secrets.randbits(62)
-        self.blas_threads = blas_threads
-        self._lock = threading.RLock()
-        self._ref: Worker | None = None
-        self._ref_loaded: set[str] = set()
-        self._ref_params: set[str] = set()
-        self._refs: OrderedDict[tuple, tuple[dict, np.ndarray]] = OrderedDict()
-        self._params: dict[tuple, dict] = {}
-        self._streams: dict[str, _TimingStream] = {}
-        self.cache_size = cache_size
-
-    # -- the truth ---------------------------------------------------------------------------------
-
-    def _task_index(self, task: Task) -> int:
-        return list(tasks_mod.TASK).index(task.name) if task.name in tasks_mod.TASK else 99
-
-    def params(self, task: Task, kind: str, draw: int) -> tuple[str, dict]:
-        key = (task.name, kind, draw)
-        if key not in self._params:
-            rng = np.random.default_rng([self.seed, self._task_index(task), 2, draw + 1])
-            self._params[key] = task.make_params(rng, kind == "random", max(draw, 0))
-        return f"{task.name}:{kind}:{draw}", self._params[key]
-
-    def inputs(self, task: Task, trial: int, dist: str) -> dict[str, np.ndarray]:
-        from .distributions import ALL_DISTS
-
-        rng = np.random.default_rng([self.seed, self._task_index(task), 1, trial, ALL_DISTS.index(dist)])
-        return task.make_inputs(rng, dist)
-
-    def ref_worker(self, task: Task, timeout: float) -> Worker:
-        if self._ref is None or self._ref.dead:
-            self._ref = Worker("reference", blas_threads=self.blas_threads)
-            self._ref_loaded.clear()
-            self._ref_params.clear()
-        if task.name not in self._ref_loaded:
-            h, _, _, _ = self._ref.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
-            if not h.get("ok"):
-                raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
-            self._ref_loaded.add(task.name)
-        return self._ref
-
-    def ensure_ref_params(self, task: Task, pid: str, params: dict, timeout: float) -> None:
-        if pid not in self._ref_params:
-            self._ref.request("params", timeout, pid=pid, params=params, init=False)  # type: ignore[union-attr]
-            self._ref_params.add(pid)
-
-    def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
-                  timeout: float) -> tuple[dict, str, dict, np.ndarray]:
-        """(inputs, parameter-set id, params, reference output) for one trial; cached per session."""
-        pid, params = self.params(task, kind, draw)
-        key = (task.name, trial, dist, pid)
-        if key in self._refs:
-            self._refs.move_to_end(key)
-            x, out = self._refs[key]
-            return x, pid, params, out
-        x = self.inputs(task, trial, dist)
-        out = self.run_ref(task, pid, params, x, timeout)[0]
-        self._refs[key] = (x, out)
-        while len(self._refs) > self.cache_size:
-            self._refs.popitem(last=False)
-        return x, pid, params, out
-
-    def run_ref(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> tuple[np.ndarray, dict, int, int]:
-        w = self.ref_worker(task, timeout)
-        self.ensure_ref_params(task, pid, params, timeout)
-        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan",
-                                      out_bytes=_out_bytes(task))
-        if not h.get("ok") or not arrays:
-            raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
-        return arrays[0], h, ts, tr
-
-    def stream(self, task: Task) -> _TimingStream:
-        if task.name not in self._streams:
-            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, self._task_index(task), 3]))
-        return self._streams[task.name]
-
-    # -- evaluation --------------------------------------------------------------------------------
-
-    def evaluate(self, task: Task, src: str, mode: Mode, cand_name: str | None = None,
-                 on_event: EventSink | None = None, cancel: threading.Event | None = None) -> Result:
-        with self._lock:
-            return _Run(self, task, src, mode, cand_name, on_event, cancel).execute()
-
-    def close(self) -> None:
-        if self._ref is not None:
-            self._ref.close()
-            self._ref = None
-
-
 class _Run:
     """One evaluation: the pipeline's state and its steps."""
 
@@ -168,7 +52,8 @@ class _Run:
         self.timing: Timing | None = None
         self.worker: Worker | None = None
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
-        self.kernel_s = 0.0
+        self.kernel_s = 0.0  # candidate and reference kernel time this run measured (not cached references)
+        self.start_s = 0.0  # starting the candidate's worker and loading its source
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -224,7 +109,7 @@ class _Run:
                 self.worker.close()
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
-        result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s}
+        result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
         ci = self.timing.speedup_ci if self.timing else None
         self.emit("verdict", f"{status}: {msg}" if status != "correct" else
                   f"correct, {self.timing.speedup:.2f}x (95% CI {ci[0]:.2f}-{ci[1]:.2f})" if self.timing and ci
@@ -249,6 +134,7 @@ class _Run:
         self.emit("static", "static check passed", True)
 
     def load(self) -> None:
+        t0 = time.perf_counter()
         try:
             self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads)
         except OSError as e:
@@ -259,7 +145,9 @@ class _Run:
         if not h.get("ok"):
             self.emit("load", str(h.get("error")), False)
             raise _Verdict("compile_error", str(h.get("error")))
-        self.emit("load", "loaded" + (" (has init)" if h.get("has_init") else ""), True)
+        self.start_s = time.perf_counter() - t0
+        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
+                          + (", has init()" if h.get("has_init") else ""), True)
 
     def init(self) -> None:
         seen = set()
@@ -322,7 +210,9 @@ class _Run:
             x, pid, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
-        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc, out_bytes=_out_bytes(self.task))
+        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc, out_bytes=out_bytes(self.task))
+        if isinstance(h.get("t0"), int) and isinstance(h.get("t1"), int):
+            self.kernel_s += max(0, h["t1"] - h["t0"]) / 1e9
         c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
@@ -466,7 +356,7 @@ class _Run:
 
         def run_cand() -> tuple[float, np.ndarray, float]:
             h, arrays, ts, tr = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc,
-                                         out_bytes=_out_bytes(self.task))
+                                         out_bytes=out_bytes(self.task))
             if not h.get("ok"):
                 raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
             t0, t1 = h.get("t0"), h.get("t1")
@@ -494,10 +384,6 @@ class _Run:
             raise _Verdict("wrong", msg)
 
 
-def _out_bytes(task: Task) -> int:
-    return int(np.prod(task.out_shape)) * 4
-
-
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
@@ -507,19 +393,6 @@ def _floats(v: Any) -> list[float]:
 
 
 # ------------------------------------------------------------------------------------------ public API
-
-_default: Grader | None = None
-_default_lock = threading.Lock()
-
-
-def default_grader() -> Grader:
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Grader()
-            atexit.register(_default.close)
-        return _default
-
 
 def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand_name: str | None = None, *,
              dists: "tuple[str, ...] | list[str] | None" = None, on_event: EventSink | None = None,

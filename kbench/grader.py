@@ -1,0 +1,153 @@
+"""The grader: the process-side owner of the truth in hardened mode.
+
+It holds a secret seed (inputs are drawn from it, never from anything a candidate sees), a reference
+worker that never runs candidate code, the reference outputs that worker computed (cached per session:
+every candidate of a task is judged against the same draws), and the timing input streams.
+"""
+
+from __future__ import annotations
+
+import atexit
+import secrets
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from . import tasks as tasks_mod
+from .distributions import ALL_DISTS
+from .modes import Mode
+from .results import EventSink, Result
+from .sandbox import Worker
+from .tasks import Task
+
+class _TimingStream:
+    """Fresh timing inputs without paying for a fresh random draw each call: each call copies a window
+    at a secret random offset out of one long pre-drawn stream, so no two calls share content (or an
+    address: every window is a new allocation) while the copy costs a memcpy, not an RNG pass."""
+
+    SLACK = 1 << 18
+
+    def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.shapes = task.inputs
+        self.pools = {k: rng.standard_normal(int(np.prod(s)) + self.SLACK, dtype=np.float32)
+                      for k, s in task.inputs.items()}
+
+    def next(self) -> dict[str, np.ndarray]:
+        out = {}
+        for k, shape in self.shapes.items():
+            n = int(np.prod(shape))
+            off = int(self.rng.integers(0, self.SLACK))
+            out[k] = self.pools[k][off:off + n].reshape(shape).copy()
+        return out
+
+
+class Grader:
+    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed."""
+
+    def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
+        self.seed = seed if seed is not None else secrets.randbits(62)
+        self.blas_threads = blas_threads
+        self._lock = threading.RLock()
+        self._ref: Worker | None = None
+        self._ref_loaded: set[str] = set()
+        self._ref_params: set[str] = set()
+        self._refs: OrderedDict[tuple, tuple[dict, np.ndarray]] = OrderedDict()
+        self._params: dict[tuple, dict] = {}
+        self._streams: dict[str, _TimingStream] = {}
+        self.cache_size = cache_size
+
+    # -- the truth ---------------------------------------------------------------------------------
+
+    def _task_index(self, task: Task) -> int:
+        return list(tasks_mod.TASK).index(task.name) if task.name in tasks_mod.TASK else 99
+
+    def params(self, task: Task, kind: str, draw: int) -> tuple[str, dict]:
+        key = (task.name, kind, draw)
+        if key not in self._params:
+            rng = np.random.default_rng([self.seed, self._task_index(task), 2, draw + 1])
+            self._params[key] = task.make_params(rng, kind == "random", max(draw, 0))
+        return f"{task.name}:{kind}:{draw}", self._params[key]
+
+    def inputs(self, task: Task, trial: int, dist: str) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng([self.seed, self._task_index(task), 1, trial, ALL_DISTS.index(dist)])
+        return task.make_inputs(rng, dist)
+
+    def ref_worker(self, task: Task, timeout: float) -> Worker:
+        if self._ref is None or self._ref.dead:
+            self._ref = Worker("reference", blas_threads=self.blas_threads)
+            self._ref_loaded.clear()
+            self._ref_params.clear()
+        if task.name not in self._ref_loaded:
+            h, _, _, _ = self._ref.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
+            if not h.get("ok"):
+                raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
+            self._ref_loaded.add(task.name)
+        return self._ref
+
+    def ensure_ref_params(self, task: Task, pid: str, params: dict, timeout: float) -> None:
+        if pid not in self._ref_params:
+            self._ref.request("params", timeout, pid=pid, params=params, init=False)  # type: ignore[union-attr]
+            self._ref_params.add(pid)
+
+    def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
+                  timeout: float) -> tuple[dict, str, dict, np.ndarray]:
+        """(inputs, parameter-set id, params, reference output) for one trial; cached per session."""
+        pid, params = self.params(task, kind, draw)
+        key = (task.name, trial, dist, pid)
+        if key in self._refs:
+            self._refs.move_to_end(key)
+            x, out = self._refs[key]
+            return x, pid, params, out
+        x = self.inputs(task, trial, dist)
+        out = self.run_ref(task, pid, params, x, timeout)[0]
+        self._refs[key] = (x, out)
+        while len(self._refs) > self.cache_size:
+            self._refs.popitem(last=False)
+        return x, pid, params, out
+
+    def run_ref(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> tuple[np.ndarray, dict, int, int]:
+        w = self.ref_worker(task, timeout)
+        self.ensure_ref_params(task, pid, params, timeout)
+        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan",
+                                      out_bytes=out_bytes(task))
+        if not h.get("ok") or not arrays:
+            raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
+        return arrays[0], h, ts, tr
+
+    def stream(self, task: Task) -> _TimingStream:
+        if task.name not in self._streams:
+            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, self._task_index(task), 3]))
+        return self._streams[task.name]
+
+    # -- evaluation --------------------------------------------------------------------------------
+
+    def evaluate(self, task: Task, src: str, mode: Mode, cand_name: str | None = None,
+                 on_event: EventSink | None = None, cancel: threading.Event | None = None) -> Result:
+        from .evaluator import _Run  # the pipeline lives there; the grader only owns state
+
+        with self._lock:
+            return _Run(self, task, src, mode, cand_name, on_event, cancel).execute()
+
+    def close(self) -> None:
+        if self._ref is not None:
+            self._ref.close()
+            self._ref = None
+
+
+def out_bytes(task: Task) -> int:
+    return int(np.prod(task.out_shape)) * 4
+
+
+_default: Grader | None = None
+_default_lock = threading.Lock()
+
+
+def default_grader() -> Grader:
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Grader()
+            atexit.register(_default.close)
+        return _default
