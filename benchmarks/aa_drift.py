@@ -1,0 +1,88 @@
+"""A/A drift and interval coverage: each task's reference graded as a candidate against itself (HARDENED).
+
+Targets, per task: every speedup within 2 % of 1.0 (max |s - 1| <= 0.02), and the 95 % interval
+contains 1.0 in >= 90 % of the repeats (with the default 5 repeats that means all 5).
+
+    python benchmarks/aa_drift.py [--repeats 5] [--tasks L1_softmax,L1_gelu]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+# Heavy imports only in the parent: sandbox workers start through multiprocessing's fork server, which
+# re-imports the parent's main module (as __mp_main__) in every worker; importing rich there would add
+# ~20 ms to every worker start and distort what is measured.
+if __name__ == "__main__":
+    from _common import console, footer, header, progress, verdict
+    from rich.table import Table
+
+
+DRIFT_TARGET = 0.02
+COVERAGE_TARGET = 0.90
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
+    args = ap.parse_args()
+
+    from kbench.evaluator import Grader, evaluate
+    from kbench.modes import HARDENED
+    from kbench.tasks import TASK, TASKS
+
+    t0 = header("A/A drift and CI coverage (reference vs itself, hardened)",
+                f"{args.repeats} hardened evaluations of each task's ref_src against the reference; targets: "
+                f"max |s-1| <= {DRIFT_TARGET:.0%} and CI contains 1.0 in >= {COVERAGE_TARGET:.0%} of runs, per task.")
+    tasks = [TASK[n] for n in args.tasks.split(",")] if args.tasks else list(TASKS)
+    grader = Grader()
+    table = Table("task", "t_ref", "speedups", "95% intervals", "n", "max |s-1|", "drift", "CI ∋ 1", "coverage",
+                  title="per task")
+    misses, all_cov, all_n, worst = [], 0, 0, 0.0
+    try:
+        for t in tasks:
+            rs = []
+            for i in range(args.repeats):
+                progress(f"{t.name} {i + 1}/{args.repeats}")
+                rs.append(evaluate(t, t.ref_src, HARDENED, "reference", grader=grader))
+            bad = [r for r in rs if not r.correct or r.timing is None]
+            ok = [r for r in rs if r.correct and r.timing is not None]
+            sp = [r.speedup for r in ok]
+            cov = sum(1 for r in ok if r.speedup_ci[0] <= 1.0 <= r.speedup_ci[1])
+            drift = max((abs(s - 1) for s in sp), default=float("nan"))
+            worst = max(worst, drift) if drift == drift else worst
+            all_cov, all_n = all_cov + cov, all_n + len(rs)
+            drift_ok = bool(sp) and drift <= DRIFT_TARGET and not bad
+            cov_ok = cov / len(rs) >= COVERAGE_TARGET
+            drift_txt = verdict(drift_ok) + ("" if drift_ok or drift != drift else f" by {(drift - DRIFT_TARGET):.1%}")
+            need = -(-COVERAGE_TARGET * len(rs) // 1)
+            cov_txt = verdict(cov_ok) + ("" if cov_ok else f" ({int(need - cov)} short)")
+            if bad:
+                drift_txt += f" [red]{len(bad)} not correct: {bad[0].msg[:40]}[/]"
+            if not (drift_ok and cov_ok):
+                misses.append(t.name)
+            t_ref = sorted(r.t_ref for r in ok)[len(ok) // 2] if ok else float("nan")
+            table.add_row(t.name, f"{t_ref * 1e3:.2f} ms", " ".join(f"{s:.3f}" for s in sp),
+                          " ".join(f"{r.speedup_ci[0]:.2f}–{r.speedup_ci[1]:.2f}" for r in ok),
+                          " ".join(str(r.timing.n_samples) for r in ok), f"{drift:.2%}", drift_txt,
+                          f"{cov}/{len(rs)}", cov_txt)
+    finally:
+        grader.close()
+    console.print(table)
+    summary = Table("metric", "target", "measured", "met?", title="summary")
+    summary.add_row("worst A/A drift over all tasks", f"<= {DRIFT_TARGET:.0%}", f"{worst:.2%}",
+                    verdict(worst <= DRIFT_TARGET))
+    summary.add_row("intervals containing 1.0 (all runs)", f">= {COVERAGE_TARGET:.0%}",
+                    f"{all_cov}/{all_n} ({all_cov / max(all_n, 1):.0%})", verdict(all_cov / max(all_n, 1) >= COVERAGE_TARGET))
+    summary.add_row("tasks meeting both targets", f"{len(tasks)}/{len(tasks)}", f"{len(tasks) - len(misses)}/{len(tasks)}",
+                    verdict(not misses))
+    console.print(summary)
+    if misses:
+        console.print(f"missed: {', '.join(misses)}")
+    footer(t0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
