@@ -171,6 +171,11 @@ def _setup(cfg: dict[str, Any]) -> _CappedWriter:
         libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
     except Exception:  # noqa: BLE001 - not glibc/Linux: the parent still kills us on close
         pass
+    if cfg.get("cpu") is not None and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {int(cfg["cpu"])})
+        except OSError:
+            pass
     limit = int(cfg["memory_limit_mb"]) << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

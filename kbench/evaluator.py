@@ -51,6 +51,7 @@ class _Run:
         self.trials: list[Trial] = []
         self.timing: Timing | None = None
         self.worker: Worker | None = None
+        self.ref_timer: Worker | None = None
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
         self.kernel_s = 0.0  # candidate and reference kernel time this run measured (not cached references)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
@@ -105,8 +106,9 @@ class _Run:
         except _Verdict as v:
             status, msg = v.status, v.msg
         finally:
-            if self.worker is not None:
-                self.worker.close()
+            for w in (self.worker, self.ref_timer):
+                if w is not None:
+                    w.close()
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
@@ -136,7 +138,7 @@ class _Run:
     def load(self) -> None:
         t0 = time.perf_counter()
         try:
-            self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads)
+            self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
         except OSError as e:
             raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
         if self.mode.shared_process:
@@ -283,6 +285,18 @@ class _Run:
         checked = 0
         t0 = time.perf_counter()
         last: tuple[np.ndarray, np.ndarray] | None = None
+        # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same
+        # core), not in the long-lived worker that computed the trial references: a warm heap and a cold
+        # one differ by more than the 2 % this step tries to resolve.
+        try:
+            self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
+            for op, kw in (("load", {"src": self.task.ref_src, "as": f"ref:{self.task.name}"}),
+                           ("params", {"pid": pid, "params": params, "init": False})):
+                h, *_ = self.ref_timer.request(op, self.remaining(), **kw)
+                if not h.get("ok"):
+                    raise WorkerError("protocol", str(h.get("error")))
+        except (WorkerError, OSError) as e:
+            raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
         for k in range(tp.warmup):
             self.pair(pid, params, stream.next(), True)
         orders = iter(pair_orders(self.rng, tp.max_runs))
@@ -347,10 +361,15 @@ class _Run:
     def pair(self, pid: str, params: dict, x: dict, ref_first: bool) -> tuple[tuple, tuple]:
         """Run reference and candidate once each on the same fresh input; (seconds, output, overhead)."""
         def run_ref() -> tuple[float, np.ndarray, float]:
+            assert self.ref_timer is not None
             try:
-                out, h, ts, tr = self.g.run_ref(self.task, pid, params, x, self.remaining())
+                h, arrays, ts, tr = self.ref_timer.request("call", self.remaining(), fn=f"ref:{self.task.name}",
+                                                           pid=pid, x=x, alloc="nan", out_bytes=out_bytes(self.task))
             except WorkerError as e:
-                raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
+                raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
+            if not h.get("ok") or not arrays:
+                raise _Verdict("runtime_error", f"reference failed while timing: {h.get('error')}")
+            out = arrays[0]
             t = (h["t1"] - h["t0"]) / 1e9
             return t, out, (tr - ts) / 1e9 - t
 

@@ -8,6 +8,7 @@ every candidate of a task is judged against the same draws), and the timing inpu
 from __future__ import annotations
 
 import atexit
+import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -48,6 +49,10 @@ class Grader:
 
     def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
         self.seed = seed if seed is not None else secrets.randbits(62)
+        # Candidate and timing-reference workers share one core (the last), so neither gets a cache the
+        # other lacks; the grading process and the UI keep the others.
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        self.cpu: int | None = cpus[-1] if len(cpus) > 1 else None
         self.blas_threads = blas_threads
         self._lock = threading.RLock()
         self._ref: Worker | None = None

@@ -105,7 +105,7 @@ HARDENED = Mode(
     exact_checks=True,
     shared_process=False,
     alloc="nan",
-    timing=TimingPolicy("interleaved", warmup=2, min_runs=5, max_runs=60, budget_s=1.0, check_outputs=True),
+    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, check_outputs=True),
 )
 
 def matrix_mode(dists: "tuple[str, ...] | list[str]", per_dist: int = 5) -> Mode:

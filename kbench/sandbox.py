@@ -126,7 +126,7 @@ class Worker:
     our references and never sees candidate code."""
 
     def __init__(self, role: Literal["candidate", "reference"], memory_limit_mb: int = 4096,
-                 blas_threads: int = 1) -> None:
+                 blas_threads: int = 1, cpu: int | None = None) -> None:
         self.role = role
         # In /dev/shm (memory) when possible: the data arena below lives in this directory, the one place
         # the candidate's worker may write.
@@ -137,7 +137,7 @@ class Worker:
         self._arena_name = ""
         self._arena_gen = 0
         cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
-               "blas_threads": blas_threads}
+               "blas_threads": blas_threads, "cpu": cpu}
         ctx = _context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")

@@ -67,6 +67,7 @@ class MainScreen(EvaluationMixin, Screen):
         self.model, self.store, self.evaluate_fn = model, store, evaluate_fn
         self.scheduler = Scheduler()
         self._store_notice: str | None = None
+        self._selection_pending = False  # a source redraw is scheduled after the next refresh
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -112,8 +113,16 @@ class MainScreen(EvaluationMixin, Screen):
         return next(t.name for t in TASKS if str(t.level) == value), None
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
-        self.show_selection()
+        # Redrawing both source panes takes tens of ms: let the moved cursor reach the screen first, and
+        # fold a burst of key repeats into one redraw.
+        if not self._selection_pending:
+            self._selection_pending = True
+            self.call_after_refresh(self._show_pending_selection)
         self.refresh_bindings()
+
+    def _show_pending_selection(self) -> None:
+        self._selection_pending = False
+        self.show_selection()
 
     def show_selection(self) -> None:
         task, cand = self.selected()
