@@ -218,22 +218,27 @@ class _Run:
         c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
+    def check_hygiene(self, h: dict, step: str, where: str) -> None:
+        """The worker's facts about one call; any breach ends the run (checked on timed calls too)."""
+        if not self.mode.exact_checks:
+            return
+        breach = None
+        if h.get("threads_started"):
+            breach = f"started {h['threads_started']} thread(s) still running after forward() returned"
+        elif h.get("inputs_changed"):
+            breach = f"modified input {', '.join(map(str, h['inputs_changed']))} in place"
+        elif h.get("aliases"):
+            breach = f"output shares memory with {', '.join(map(str, h['aliases']))}"
+        if breach:
+            self.emit(step, f"{where}: rejected: {breach}", False)
+            raise _Verdict("rejected", f"rejected: {breach}")
+
     def judge(self, h: dict, arrays: list[np.ndarray], ref: np.ndarray, where: str) -> Comparison:
         """Hygiene first (any breach ends the run), then the numeric comparison."""
         if not h.get("ok"):
             self.emit("trial", f"{where}: {h.get('error')}", False)
             raise _Verdict("runtime_error", str(h.get("error")))
-        if self.mode.exact_checks:
-            breach = None
-            if h.get("threads_started"):
-                breach = f"started {h['threads_started']} thread(s) still running after forward() returned"
-            elif h.get("inputs_changed"):
-                breach = f"modified input {', '.join(map(str, h['inputs_changed']))} in place"
-            elif h.get("aliases"):
-                breach = f"output shares memory with {', '.join(map(str, h['aliases']))}"
-            if breach:
-                self.emit("trial", f"{where}: rejected: {breach}", False)
-                raise _Verdict("rejected", f"rejected: {breach}")
+        self.check_hygiene(h, "trial", where)
         if not arrays:
             return Comparison(False, f"output is {h.get('out_type', 'unknown')}, not numpy.ndarray")
         return compare(arrays[0], ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
@@ -378,6 +383,7 @@ class _Run:
                                          out_bytes=out_bytes(self.task))
             if not h.get("ok"):
                 raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
+            self.check_hygiene(h, "timing", "while timing")
             t0, t1 = h.get("t0"), h.get("t1")
             if not (isinstance(t0, int) and isinstance(t1, int) and ts <= t0 <= t1 <= tr):
                 raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
