@@ -62,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "calibrate":
             from .report import run_calibrate
 
+            if args.repeats < 1:
+                return _fail("--repeats must be at least 1")
+
             return run_calibrate(args.repeats)
         return _explore(args.candidates)
     except KeyboardInterrupt:
@@ -115,8 +118,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.dist:
         mode = mode.with_dists(tuple(dict.fromkeys(args.dist)))
     if args.timeout is not None:
-        if not args.timeout > 0:
-            return _fail("--timeout must be a positive number of seconds")
+        if not 0 < args.timeout <= 86400:
+            return _fail("--timeout must be a number of seconds between 0 and 86400")
         mode = dataclasses.replace(mode, timeout_s=args.timeout)
     result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=None if args.json else _printer())
     if args.json:
