@@ -9,7 +9,10 @@ from __future__ import annotations
 import statistics
 from typing import Callable
 
+import re
+
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -33,6 +36,11 @@ def fmt(r: Result) -> str:
     return f"{r.speedup:.2f}x" if r.speedup < 100 else f"{r.speedup:.0f}x"
 
 
+def short(msg: str) -> str:
+    """A verdict message without its element counts (the observation sentences quote many of them)."""
+    return re.sub(r",? \d+ of \d+ elements out of tolerance( \([^)]*\))?", "", msg)
+
+
 def observations(lines: list[str]) -> None:
     console.print(Panel("\n".join(f"• {line}" for line in lines), title="observed in this run", expand=True))
 
@@ -43,8 +51,8 @@ def demo1() -> None:
     console.print(Syntax(t.ref_src.strip(), "python", theme="ansi_dark"), "[dim]reference ↑   candidate ↓[/]",
                   Syntax(c.src.strip(), "python", theme="ansi_dark"))
     r = evaluate(t, c.src, HARDENED, c.name,
-                 on_event=lambda e: console.print(f"  [dim]{e.elapsed:5.2f}s {e.step:<7}[/] {e.message}",
-                                                  markup=False) if e.step != "timing" or e.ok else None)
+                 on_event=lambda e: console.print(f"  [dim]{e.elapsed:5.2f}s {e.step:<7}[/] {escape(e.message)}")
+                 if e.step != "timing" or e.ok else None)
     n = 2048
     gemm_gflop, moved_mb = 2 * n**3 / 1e9, 2 * n * n * 4 / 1e6
     lines = [f"Verdict {r.status}: reference {r.t_ref * 1e3:.1f} ms, candidate {r.t_cand * 1e3:.2f} ms, "
@@ -72,7 +80,7 @@ def demo2() -> dict[str, dict[tuple[str, str], Result]]:
             rn = evaluate(TASK[c.task], c.src, NAIVE, c.name)
             rh = evaluate(TASK[c.task], c.src, HARDENED, c.name)
             results["naive"][(c.task, c.name)], results["hardened"][(c.task, c.name)] = rn, rh
-            table.add_row(c.task, c.name, c.intent[:40], fmt(rn), fmt(rh), "" if rh.correct else rh.msg[:60])
+            table.add_row(c.task, c.name, c.intent, fmt(rn), fmt(rh), "" if rh.correct else short(rh.msg))
     console.print(table)
     counts = Table("status", "naive", "hardened")
     for label, sts in (("compile / runtime error", ("compile_error", "runtime_error")), ("wrong", ("wrong",)),
@@ -85,9 +93,9 @@ def demo2() -> dict[str, dict[tuple[str, str], Result]]:
     slower = sum(s < 1 for s in sp)
     big_naive = [k for k in flips if results["naive"][k].speedup > 3]
     lines = [f"Of {len(LIBRARY)} candidates the hardened grader accepts {len(sp)}; {slower} of those are slower than "
-             f"the reference, and their median speedup is {statistics.median(sp):.2f}x" if sp else
+             f"the reference, and their median speedup is {statistics.median(sp):.2f}x." if sp else
              "The hardened grader accepted no candidate in this run.",
-             f"{len(flips)} candidates pass naive but not hardened: " + ", ".join(f"{t}/{n} ({hard[(t, n)].msg[:50]})"
+             f"{len(flips)} candidates pass naive but not hardened: " + "; ".join(f"{t}/{n} ({short(hard[(t, n)].msg)})"
                                                                            for t, n in flips) + "."]
     if big_naive:
         lines.append("Of these, " + ", ".join(f"{t}/{n} ({results['naive'][(t, n)].speedup:.0f}x under naive)"
