@@ -296,7 +296,9 @@ def _call(st: _State, req: dict) -> tuple[dict, list]:
     """One timed call; hygiene facts are gathered here, judged by the parent."""
     which, pid, x = req["fn"], req["pid"], _unstage(st, req)
     fn = st.fns[which]
-    params = st.params[pid] if which == "cand" else st.params_raw[pid]
+    # Both roles get the copies ``_params`` made (the reference's without init): the same allocation path
+    # in twin processes, so neither side's weights sit in a luckier memory layout.
+    params = st.params[pid]
     alloc = _nan_alloc if req["alloc"] == "nan" else st.pool.alloc
     staged = _unstage_views(st, req)  # the parent's bytes, still in the arena: what x must still equal
     threads = _n_threads()
