@@ -211,8 +211,8 @@ class _State:
         self.pool = _Pool()
 
 
-def _unstage(st: _State, req: dict) -> dict[str, np.ndarray]:
-    """Fresh copies of the inputs the parent staged in the arena (a new allocation every call)."""
+def _staged(st: _State, req: dict) -> dict[str, np.ndarray]:
+    """Views of the inputs the parent staged in the arena (mapping a new arena when it grew)."""
     if req.get("arena") != st.arena_name:
         import mmap
 
@@ -222,12 +222,12 @@ def _unstage(st: _State, req: dict) -> dict[str, np.ndarray]:
             st.arena = mmap.mmap(f.fileno(), req["arena_size"])
         st.arena_name = req["arena"]
     return {name: np.frombuffer(st.arena, dtype=dtype, count=int(np.prod(shape, dtype=np.int64)), offset=off)
-            .reshape(shape).copy() for name, dtype, shape, off in req["x_spec"]}
-
-
-def _unstage_views(st: _State, req: dict) -> dict[str, np.ndarray]:
-    return {name: np.frombuffer(st.arena, dtype=dtype, count=int(np.prod(shape, dtype=np.int64)), offset=off)
             .reshape(shape) for name, dtype, shape, off in req["x_spec"]}
+
+
+def _unstage(st: _State, req: dict) -> dict[str, np.ndarray]:
+    """Fresh copies of the staged inputs (a new allocation every call)."""
+    return {k: v.copy() for k, v in _staged(st, req).items()}
 
 
 def _n_threads() -> int:
@@ -300,7 +300,7 @@ def _call(st: _State, req: dict) -> tuple[dict, list]:
     # in twin processes, so neither side's weights sit in a luckier memory layout.
     params = st.params[pid]
     alloc = _nan_alloc if req["alloc"] == "nan" else st.pool.alloc
-    staged = _unstage_views(st, req)  # the parent's bytes, still in the arena: what x must still equal
+    staged = _staged(st, req)  # the parent's bytes, still in the arena: what x must still equal
     threads = _n_threads()
     t0 = _perf_ns()
     out = fn(x, params, alloc)

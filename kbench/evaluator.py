@@ -21,7 +21,7 @@ from . import roofline, static_gate, tasks as tasks_mod
 from .checks import Comparison, compare
 from .modes import Mode
 from .results import Event, EventSink, Result, Status, Timing, Trial
-from .grader import Grader, default_grader, out_bytes
+from .grader import Grader, default_grader, give_params, load_reference, out_bytes
 from .sandbox import Worker, WorkerError
 from .tasks import Task
 from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
@@ -295,12 +295,9 @@ class _Run:
         # one differ by more than the 2 % this step tries to resolve.
         try:
             self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
-            for op, kw in (("load", {"src": self.task.ref_src, "as": f"ref:{self.task.name}"}),
-                           ("params", {"pid": pid, "params": params, "init": False})):
-                h, *_ = self.ref_timer.request(op, self.remaining(), **kw)
-                if not h.get("ok"):
-                    raise WorkerError("protocol", str(h.get("error")))
-        except (WorkerError, OSError) as e:
+            load_reference(self.ref_timer, self.task, self.remaining())
+            give_params(self.ref_timer, pid, params, self.remaining())
+        except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
         for k in range(tp.warmup):
             self.pair(pid, params, stream.next(), True)

@@ -85,15 +85,13 @@ class Grader:
             self._ref_loaded.clear()
             self._ref_params.clear()
         if task.name not in self._ref_loaded:
-            h, _, _, _ = self._ref.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
-            if not h.get("ok"):
-                raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
+            load_reference(self._ref, task, timeout)
             self._ref_loaded.add(task.name)
         return self._ref
 
     def ensure_ref_params(self, task: Task, pid: str, params: dict, timeout: float) -> None:
         if pid not in self._ref_params:
-            self._ref.request("params", timeout, pid=pid, params=params, init=False)  # type: ignore[union-attr]
+            give_params(self.ref_worker(task, timeout), pid, params, timeout)
             self._ref_params.add(pid)
 
     def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
@@ -106,20 +104,19 @@ class Grader:
             x, out = self._refs[key]
             return x, pid, params, out
         x = self.inputs(task, trial, dist)
-        out = self.run_ref(task, pid, params, x, timeout)[0]
+        out = self._reference_output(task, pid, params, x, timeout)
         self._refs[key] = (x, out)
         while len(self._refs) > self.cache_size:
             self._refs.popitem(last=False)
         return x, pid, params, out
 
-    def run_ref(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> tuple[np.ndarray, dict, int, int]:
-        w = self.ref_worker(task, timeout)
+    def _reference_output(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> np.ndarray:
         self.ensure_ref_params(task, pid, params, timeout)
-        h, arrays, ts, tr = w.request("call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan",
-                                      out_bytes=out_bytes(task))
+        h, arrays, _, _ = self.ref_worker(task, timeout).request(
+            "call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan", out_bytes=out_bytes(task))
         if not h.get("ok") or not arrays:
             raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
-        return arrays[0], h, ts, tr
+        return arrays[0]
 
     def stream(self, task: Task) -> _TimingStream:
         if task.name not in self._streams:
@@ -139,6 +136,20 @@ class Grader:
         if self._ref is not None:
             self._ref.close()
             self._ref = None
+
+
+def load_reference(worker: Worker, task: Task, timeout: float) -> None:
+    """Load ``task``'s reference into a reference worker, as ``ref:<task>``."""
+    h, *_ = worker.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
+    if not h.get("ok"):
+        raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
+
+
+def give_params(worker: Worker, pid: str, params: dict, timeout: float) -> None:
+    """Hand a reference worker a parameter set (no init: the reference takes params as drawn)."""
+    h, *_ = worker.request("params", timeout, pid=pid, params=params, init=False)
+    if not h.get("ok"):
+        raise RuntimeError(f"reference worker refused parameter set {pid}: {h.get('error')}")
 
 
 def out_bytes(task: Task) -> int:
