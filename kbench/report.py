@@ -7,7 +7,6 @@ whose premise did not hold this time says what happened instead.
 from __future__ import annotations
 
 import statistics
-from typing import Callable
 
 import re
 
@@ -20,7 +19,7 @@ from rich.table import Table
 from .distributions import DIST_NOTES, DISTS
 from .evaluator import evaluate
 from .library import LIBRARY, find, library_for
-from .metrics import K_VALUES, P_VALUES, fast_p_at_k, fast_p_per_task, geomean_speedup, oracle_fast_p
+from .metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, geomean_speedup, oracle_fast_p
 from .modes import HARDENED, NAIVE, matrix_mode
 from .results import Result
 from .tasks import TASK, TASKS
@@ -118,26 +117,25 @@ def _outcomes(res: dict[tuple[str, str], Result]) -> dict[str, list[tuple[bool, 
 def demo3(results: dict[str, dict[tuple[str, str], Result]]) -> None:
     console.rule("[bold]Demo 3 — fast_p: the score of a model that submits one library candidate per task")
     outs = {m: _outcomes(results[m]) for m in ("naive", "hardened")}
-    q = {m: {p: fast_p_per_task(outs[m], p) for p in P_VALUES} for m in outs}
+    q = {p: fast_p_per_task(outs["hardened"], p) for p in (0.0, 1.0)}
     table = Table("p", "naive fast_p", "hardened fast_p", "oracle (any candidate, hardened)")
     for p in P_VALUES:
-        table.add_row(f"{p:g}", *(f"{sum(q[m][p].values()) / len(q[m][p]):.2f}" for m in ("naive", "hardened")),
+        table.add_row(f"{p:g}", *(f"{fast_p(outs[m], p):.2f}" for m in ("naive", "hardened")),
                       f"{oracle_fast_p(outs['hardened'], p):.2f}")
     console.print(table)
     at_k = Table("k", *map(str, K_VALUES))
     for label, p in (("fast_1@k", 1.0), ("fast_0@k (correct)", 0.0)):
-        at_k.add_row(label, *(f"{fast_p_at_k(q['hardened'][p].values(), k):.2f}" for k in K_VALUES))
+        at_k.add_row(label, *(f"{fast_p_at_k(q[p].values(), k):.2f}" for k in K_VALUES))
     console.print(at_k)
-    f0 = sum(q["hardened"][0.0].values()) / len(q["hardened"][0.0])
-    f1 = sum(q["hardened"][1.0].values()) / len(q["hardened"][1.0])
-    n1 = sum(q["naive"][1.0].values()) / len(q["naive"][1.0])
+    f0, f1, n1 = fast_p(outs["hardened"], 0.0), fast_p(outs["hardened"], 1.0), fast_p(outs["naive"], 1.0)
     oracle1 = oracle_fast_p(outs["hardened"], 1.0)
     geo = geomean_speedup(r.speedup for r in results["hardened"].values() if r.correct)
-    dead = [t for t, v in q["hardened"][1.0].items() if v == 0]
+    dead = [t for t, v in q[1.0].items() if v == 0]
     observations([
-        f"Hardened fast_0 (correctness) is {f0:.2f} and fast_1 {f1:.2f}; naive fast_1 is {n1:.2f}, "
-        f"{'higher' if n1 > f1 else 'not higher'} because it believes the reward hacks and the input-specific bugs.",
-        f"Sampling k = 10 candidates per task lifts fast_1@k to {fast_p_at_k(q['hardened'][1.0].values(), 10):.2f}, "
+        f"Hardened fast_0 (correctness) is {f0:.2f} and fast_1 {f1:.2f}; naive fast_1 is {n1:.2f}"
+        + (", higher because it believes the reward hacks and the input-specific bugs." if n1 > f1
+           else ", no higher than hardened's in this run."),
+        f"Sampling k = 10 candidates per task lifts fast_1@k to {fast_p_at_k(q[1.0].values(), 10):.2f}, "
         f"never above the oracle's {oracle1:.2f}: {len(dead)} task(s) ({', '.join(dead) or 'none'}) have no correct "
         "candidate faster than the reference, and no number of samples fixes that.",
         f"The geometric-mean speedup of the correct candidates is {geo:.2f}x; fast_p counts a 1.01x and a 100x "
@@ -188,7 +186,7 @@ def run_report(quick: bool = False) -> int:
     return 0
 
 
-def run_calibrate(repeats: int = 3, show: Callable[[str], None] | None = None) -> int:
+def run_calibrate(repeats: int = 3) -> int:
     """A/A: every task's reference graded as a candidate against itself, ``repeats`` times."""
     table = Table("task", "speedups", "max |s - 1|", "CI contains 1.0", "samples")
     worst, covered, total = 0.0, 0, 0
