@@ -24,7 +24,7 @@ from .results import Event, EventSink, Result, Status, Timing, Trial
 from .grader import Grader, default_grader, give_params, load_reference, out_bytes
 from .sandbox import Worker, WorkerError
 from .tasks import Task
-from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
+from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point, summary
 
 
 class Cancelled(Exception):
@@ -270,9 +270,9 @@ class _Run:
         self.kernel_s += sum(ref) + sum(cand)
         s = speedup_point(ref, cand, tp.statistic)
         ci = speedup_ci(ref, cand, paired=False, statistic=tp.statistic, rng=self.rng)
-        self.timing = Timing("blocked", float(np.mean(ref)) if tp.statistic == "mean" else float(np.median(ref)),
-                             float(np.mean(cand)) if tp.statistic == "mean" else float(np.median(cand)),
-                             s, ci, min(len(ref), len(cand)), contains_one(ci), self.g.blas_threads, ref, cand)
+        self.timing = Timing("blocked", summary(ref, tp.statistic), summary(cand, tp.statistic), s, ci,
+                             min(len(ref), len(cand)), contains_one(ci), self.g.blas_threads,
+                             ref_samples=ref, cand_samples=cand)
         self.emit("timing", f"reference {self.timing.t_ref * 1e3:.3f} ms x{len(ref)}, candidate "
                             f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True, speedup=s, speedup_ci=ci)
 
@@ -352,9 +352,10 @@ class _Run:
                    f"claims {t_cand * 1e3:.3f} ms")
             self.emit("timing", msg, False)
             raise _Verdict("rejected", msg)
-        self.timing = Timing("interleaved", float(np.median(ref_t)), t_cand, s, ci, len(cand_t),
-                             contains_one(ci), self.g.blas_threads, self.task.min_bytes / t_cand / 1e9,
-                             self.task.min_flops / t_cand / 1e9, floor / t_cand, ref_t, cand_t)
+        self.timing = Timing("interleaved", float(np.median(ref_t)), t_cand, s, ci, len(cand_t), contains_one(ci),
+                             self.g.blas_threads, achieved_gbs=self.task.min_bytes / t_cand / 1e9,
+                             achieved_gflops=self.task.min_flops / t_cand / 1e9, roof_fraction=floor / t_cand,
+                             ref_samples=ref_t, cand_samples=cand_t)
         self.emit("timing", f"{len(cand_t)} pairs: reference {self.timing.t_ref * 1e3:.3f} ms, candidate "
                             f"{self.timing.t_cand * 1e3:.3f} ms ({self.timing.roof_fraction:.0%} of the roof); "
                             f"{checked} timed outputs checked", True,

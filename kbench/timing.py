@@ -21,10 +21,14 @@ import numpy as np
 N_BOOT = 400
 
 
+def summary(samples: Sequence[float], statistic: str = "median") -> float:
+    """The statistic a timing policy reports: median (hardened) or mean (KernelBench v0)."""
+    return float(np.median(samples) if statistic == "median" else np.mean(samples))
+
+
 def speedup_point(t_ref: Sequence[float], t_cand: Sequence[float], statistic: str = "median") -> float:
-    f = np.median if statistic == "median" else np.mean
-    c = float(f(t_cand))
-    return float(f(t_ref)) / c if c > 0 else float("inf")
+    c = summary(t_cand, statistic)
+    return summary(t_ref, statistic) / c if c > 0 else float("inf")
 
 
 def speedup_ci(t_ref: Sequence[float], t_cand: Sequence[float], paired: bool = True, statistic: str = "median",

@@ -128,3 +128,21 @@ def test_fast_p_metrics():
     assert unbiased_at_k(10, 0, 5) == 0.0 and unbiased_at_k(10, 10, 1) == 1.0
     assert unbiased_at_k(4, 1, 2) == pytest.approx(1 - math.comb(3, 2) / math.comb(4, 2))
     assert geomean_speedup([2.0, 8.0]) == pytest.approx(4.0) and geomean_speedup([]) == 0.0
+
+
+@pytest.mark.parametrize("mode", [NAIVE, HARDENED], ids=["naive", "hardened"])
+def test_timing_fields_hold_what_they_say(grader, mode):
+    from kbench import evaluate
+
+    r = evaluate(TASK["L1_gelu"], TASK["L1_gelu"].ref_src, mode, "reference", grader=grader)
+    t = r.timing
+    assert r.correct and t is not None
+    assert len(t.ref_samples) >= t.n_samples and len(t.cand_samples) >= t.n_samples
+    assert all(isinstance(v, float) for v in t.ref_samples + t.cand_samples)
+    roof = (t.achieved_gbs, t.achieved_gflops, t.roof_fraction)
+    if mode is HARDENED:
+        assert all(isinstance(v, float) and v > 0 for v in roof)
+    else:  # the naive method reports no roofline figures
+        assert roof == (None, None, None)
+    d = r.to_dict()["timing"]
+    assert "ref_samples" not in d and isinstance(d["speedup_ci"], (list, tuple))
