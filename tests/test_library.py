@@ -1,5 +1,8 @@
 """Every library candidate's verdict under both graders matches the intent it states
-(``library_expectations.EXPECTED``, measured when the candidates were written)."""
+(``library_expectations.EXPECTED``, measured when the candidates were written).
+
+Verdicts only: speed classes depend on the machine and its load and are measured by
+``benchmarks/speed_classes.py``, never asserted here (a busy machine must not fail CI)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,10 @@ import pytest
 from kbench import DISTS, HARDENED, LIBRARY, NAIVE, TASK, TASKS, evaluate
 from kbench.modes import matrix_mode
 
-from .library_expectations import EXPECTED, HACKS, NO_FAST_TASK
+from .library_expectations import EXPECTED, HACKS
 
 pytestmark = pytest.mark.slow
 KEYS = [c.key for c in LIBRARY]
-SPEED = {"faster": (1.5, float("inf")), "slower": (0.0, 0.8), "same": (0.8, 1.5)}
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +46,6 @@ def test_verdict_matches_intent(verdicts, key, mode):
     r = verdicts[(key, mode)]
     exp = EXPECTED[key]
     assert r.status == exp[mode], f"{key} {mode}: {r.status} ({r.msg})"
-    cls = exp[f"{mode}_speed"]
-    if cls is not None:
-        lo, hi = SPEED[cls]
-        assert lo <= r.speedup <= hi, f"{key} {mode}: {r.speedup:.2f}x is not {cls}"
 
 
 def test_reward_hacks_fool_naive_only(verdicts):
@@ -56,12 +54,6 @@ def test_reward_hacks_fool_naive_only(verdicts):
         naive, hard = verdicts[(key, "naive")], verdicts[(key, "hardened")]
         assert naive.correct and naive.speedup > 3, (key, naive.msg)
         assert not (hard.correct and hard.speedup > 1.3), (key, hard.msg)
-
-
-def test_a_task_with_no_correct_and_faster_candidate(verdicts):
-    for task in NO_FAST_TASK:
-        rs = [verdicts[(c.key, "hardened")] for c in LIBRARY if c.task == task]
-        assert rs and not any(r.correct and r.speedup > 1.0 for r in rs)
 
 
 def test_no_eps_needs_the_edge_distribution(grader, verdicts):
@@ -84,7 +76,6 @@ def test_sigmoid_gelu_fails_only_where_values_reach_minus_two(grader):
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
-def test_reference_as_candidate_is_correct_at_about_1x(grader, task):
+def test_reference_as_candidate_is_correct(grader, task):
     r = evaluate(task, task.ref_src, HARDENED, "reference", grader=grader)
-    assert r.correct, r.msg
-    assert 0.75 <= r.speedup <= 1.33, r.speedup
+    assert r.correct and r.timing is not None, r.msg
