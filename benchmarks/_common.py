@@ -165,7 +165,7 @@ def header(title: str, what: str, monitor: bool = True) -> float:
     latency measurements, where its /proc reads would compete for the GIL)."""
     global _monitor
     try:
-        from kbench.machine import summary
+        from kbench.core.machine import summary
 
         machine = summary()
     except Exception as e:  # noqa: BLE001 - a header must never stop a benchmark

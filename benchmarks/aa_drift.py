@@ -28,9 +28,9 @@ def main() -> int:
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     args = ap.parse_args()
 
-    from kbench.evaluator import Grader, evaluate
-    from kbench.modes import HARDENED
-    from kbench.tasks import TASK, TASKS
+    from kbench.grading.pipeline import Grader, evaluate
+    from kbench.core.modes import HARDENED
+    from kbench.core.tasks import TASK, TASKS
 
     t0 = header("A/A drift and CI coverage (reference vs itself, hardened)",
                 f"{args.repeats} hardened evaluations of each task's ref_src against the reference; targets: "

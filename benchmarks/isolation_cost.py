@@ -34,7 +34,7 @@ TRIVIAL = "def forward(x, params, alloc):\n    return x['x']\n"
 
 
 def worker_cycle(n: int) -> Table:
-    from kbench.sandbox import Worker
+    from kbench.sandbox.server import Worker
 
     start, first, close, total = [], [], [], []
     for i in range(n + 2):
@@ -91,7 +91,7 @@ def main_module_effect(n: int) -> Table:
 
 
 def tiny_task():  # type: ignore[no-untyped-def]
-    from kbench.tasks import TASK
+    from kbench.core.tasks import TASK
 
     return dataclasses.replace(TASK["L1_gelu"], inputs={"x": (64, 64)}, out_shape=(64, 64))
 
@@ -99,9 +99,9 @@ def tiny_task():  # type: ignore[no-untyped-def]
 def per_call(n: int) -> Table:
     import numpy as np
 
-    from kbench.loader import load_candidate
-    from kbench.sandbox import Worker
-    from kbench.tasks import base_namespace
+    from kbench.core.loader import load_candidate
+    from kbench.sandbox.server import Worker
+    from kbench.core.tasks import base_namespace
 
     task = tiny_task()
     fwd, _, err = load_candidate(task.ref_src, base_namespace())
@@ -139,16 +139,16 @@ def in_process_evaluation(task, src: str, grader, pairs: int) -> float:  # type:
     """The hardened pipeline's steps without any sandbox; returns its wall time."""
     import numpy as np
 
-    from kbench import static_gate
-    from kbench.checks import compare
+    from kbench.grading import static_gate
+    from kbench.core.compare import compare
     try:
-        from kbench.grader import _TimingStream
+        from kbench.grading.truth import _TimingStream
     except ImportError:  # before the grader was split out of the evaluator
-        from kbench.evaluator import _TimingStream  # type: ignore[attr-defined,no-redef]
-    from kbench.loader import load_candidate
-    from kbench.modes import HARDENED
-    from kbench.tasks import base_namespace
-    from kbench.timing import pair_orders, should_stop, speedup_ci, speedup_point
+        from kbench.grading.pipeline import _TimingStream  # type: ignore[attr-defined,no-redef]
+    from kbench.core.loader import load_candidate
+    from kbench.core.modes import HARDENED
+    from kbench.core.tasks import base_namespace
+    from kbench.timing.stats import pair_orders, should_stop, speedup_ci, speedup_point
 
     t0 = time.perf_counter()
     assert not static_gate.check(src)
@@ -193,8 +193,8 @@ def in_process_evaluation(task, src: str, grader, pairs: int) -> float:  # type:
 
 
 def evaluation(n: int) -> Table:
-    from kbench.evaluator import Grader, evaluate
-    from kbench.modes import HARDENED
+    from kbench.grading.pipeline import Grader, evaluate
+    from kbench.core.modes import HARDENED
 
     task = tiny_task()
     grader = Grader()

@@ -123,10 +123,11 @@ class Probe:
 
 
 def install(probe: Probe) -> None:
-    from kbench import evaluator, sandbox, static_gate
+    from kbench.grading import pipeline as evaluator, static_gate
+    from kbench.sandbox import server as sandbox
 
     try:  # the Grader and its timing stream moved from evaluator.py to grader.py; accept either
-        from kbench import grader as grader_mod
+        from kbench.grading import truth as grader_mod
     except ImportError:
         grader_mod = evaluator
     stream_cls = getattr(grader_mod, "_TimingStream", getattr(evaluator, "_TimingStream", None))
@@ -150,7 +151,7 @@ def size_sweep(sizes_mib: list[float], reps: int, when: str = "") -> Table:
     """A call round trip vs its kernel time, for a copy kernel of several sizes."""
     import numpy as np
 
-    from kbench.sandbox import Worker
+    from kbench.sandbox.server import Worker
 
     table = Table("input = output size", "kernel (copy) median", "round trip median", "overhead per call",
                   "overhead per MiB moved", title=f"call round trip vs reported kernel time (candidate worker, nan alloc){when}")
@@ -185,10 +186,10 @@ def main() -> int:
     ap.add_argument("--sweep-reps", type=int, default=15)
     args = ap.parse_args()
 
-    from kbench.evaluator import Grader, evaluate
-    from kbench.library import LIBRARY
-    from kbench.modes import HARDENED
-    from kbench.tasks import TASK
+    from kbench.grading.pipeline import Grader, evaluate
+    from kbench.core.library import LIBRARY
+    from kbench.core.modes import HARDENED
+    from kbench.core.tasks import TASK
 
     t0 = header("Harness overhead (full library, hardened)",
                 f"wall time of hardened evaluations of all {len(LIBRARY)} library candidates (fresh grader) / kernel "

@@ -30,10 +30,10 @@ def main() -> int:
     ap.add_argument("--back-to-back", action="store_true", help="repeat each candidate immediately")
     args = ap.parse_args()
 
-    from kbench.evaluator import Grader, evaluate
-    from kbench.library import LIBRARY
-    from kbench.modes import HARDENED
-    from kbench.tasks import TASK
+    from kbench.grading.pipeline import Grader, evaluate
+    from kbench.core.library import LIBRARY
+    from kbench.core.modes import HARDENED
+    from kbench.core.tasks import TASK
 
     t0 = header("Speedup repeat spread (hardened)",
                 f"{args.repeats} hardened evaluations of each of {len(LIBRARY)} library candidates "

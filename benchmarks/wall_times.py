@@ -43,7 +43,7 @@ def main() -> int:
     t0 = header("End-to-end wall times", f"each command once, as a subprocess; target for the lecture script <= "
                                          f"{LECTURE_TARGET_S:g} s.")
     kbench = shutil.which("kbench")
-    base = [kbench] if kbench else [sys.executable, "-m", "kbench.cli"]
+    base = [kbench] if kbench else [sys.executable, "-m", "kbench_cli.cli"]
     env = dict(os.environ, COLUMNS="200")
     jobs = [("kbench report --quick", base + ["report", "--quick"], env, ROOT, None)]
     if not args.skip_full:

@@ -3,15 +3,15 @@ and fast_p — made to be explored. This package is headless: it never imports a
 
 from __future__ import annotations
 
-from .checks import check_output, compare
-from .distributions import ALL_DISTS, DIST_NOTES, DISTS
-from .evaluator import Cancelled, Grader, evaluate
-from .library import LIBRARY, Candidate, library_for
-from .loader import load_candidate
-from .metrics import fast_p, fast_p_at_k, geomean_speedup, oracle_fast_p, unbiased_at_k
-from .modes import HARDENED, MODES, NAIVE, Mode, TimingPolicy
-from .results import Event, Result, Timing, Trial
-from .tasks import TASK, TASKS, Task
+from kbench.core.compare import check_output, compare
+from kbench.core.distributions import ALL_DISTS, DIST_NOTES, DISTS
+from kbench.grading.pipeline import Cancelled, Grader, evaluate
+from kbench.core.library import LIBRARY, Candidate, library_for
+from kbench.core.loader import load_candidate
+from kbench.core.metrics import fast_p, fast_p_at_k, geomean_speedup, oracle_fast_p, unbiased_at_k
+from kbench.core.modes import HARDENED, MODES, NAIVE, Mode, TimingPolicy
+from kbench.core.results import Event, Result, Timing, Trial
+from kbench.core.tasks import TASK, TASKS, Task
 
 __version__ = "0.1.0"
 

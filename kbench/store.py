@@ -22,8 +22,8 @@ from typing import Any
 
 import platformdirs
 
-from . import machine
-from .results import Result, Timing, Trial
+from kbench.core import machine
+from kbench.core.results import Result, Timing, Trial
 
 SCHEMA_VERSION = 1
 FILENAME = "results.sqlite3"

@@ -9,7 +9,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from kbench.library import LIBRARY, Candidate, load_folder
+from kbench.core.library import LIBRARY, Candidate, load_folder
 
 from . import paths
 from .model import Model
@@ -35,7 +35,7 @@ def load_candidates(candidate_dirs: Iterable[Path] = ()) -> tuple[list[Candidate
 def prepare_engine() -> None:
     """Start the sandbox's fork server now, while ``sys.stderr`` is still the real one: once Textual runs,
     ``sys.stderr.fileno()`` is not a file descriptor and the first worker could not start."""
-    from kbench.sandbox import prestart
+    from kbench.sandbox.server import prestart
 
     try:
         prestart()
@@ -61,7 +61,7 @@ class KbenchApp(App[None]):
             cands = list(candidates)
         self._warnings = warnings
         if evaluate is None:
-            from kbench.evaluator import evaluate as engine_evaluate
+            from kbench.grading.pipeline import evaluate as engine_evaluate
 
             evaluate = engine_evaluate
             prepare_engine()

@@ -6,7 +6,7 @@ import threading
 
 from textual.message import Message
 
-from kbench.results import Event, Result
+from kbench.core.results import Event, Result
 
 
 class EventBuffer:

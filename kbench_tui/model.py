@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable
 
-from kbench.distributions import ALL_DISTS, DISTS
-from kbench.library import Candidate
-from kbench.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, oracle_fast_p
-from kbench.modes import HARDENED, NAIVE, Mode
-from kbench.results import Result
-from kbench.tasks import TASKS
+from kbench.core.distributions import ALL_DISTS, DISTS
+from kbench.core.library import Candidate
+from kbench.core.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, oracle_fast_p
+from kbench.core.modes import HARDENED, NAIVE, Mode
+from kbench.core.results import Result
+from kbench.core.tasks import TASKS
 
 #: What ``e`` runs in hardened mode: every distribution, and wrong candidates timed too, so any
 #: subset of distributions can be read off one evaluation (``Result.restricted``).

@@ -13,8 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal
 
-from kbench.library import Candidate
-from kbench.modes import Mode
+from kbench.core.library import Candidate
+from kbench.core.modes import Mode
 
 from .model import cid
 

@@ -30,8 +30,9 @@ from pathlib import Path
 import pytest
 
 import kbench
-from kbench import HARDENED, NAIVE, Grader, static_gate
-from kbench.modes import Mode
+from kbench import HARDENED, NAIVE, Grader
+from kbench.grading import static_gate
+from kbench.core.modes import Mode
 
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader

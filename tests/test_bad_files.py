@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kbench.library import MAX_SOURCE_BYTES, CandidateFileError, read_source
-from kbench.tasks import TASK
+from kbench.core.library import MAX_SOURCE_BYTES, CandidateFileError, read_source
+from kbench.core.tasks import TASK
 
 REPO = Path(__file__).resolve().parent.parent
 TASK_NAME = "L1_gelu"
@@ -60,7 +60,7 @@ UNREADABLE: dict[str, tuple[bytes, str]] = {
 
 def _cli(*args: str, timeout: float = CLI_TIMEOUT) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "kbench.cli", "eval", *args], capture_output=True, timeout=timeout,
+    p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "eval", *args], capture_output=True, timeout=timeout,
                        cwd=REPO, text=True, errors="replace")
     return p, time.perf_counter() - t0
 

@@ -28,7 +28,7 @@ GOOD = str(Path(__file__).resolve().parent.parent / "candidates" / "L1_gelu" / "
     [],  # the explorer needs a terminal; tests have none
 ], ids=lambda a: " ".join(a) or "(no args, no terminal)")
 def test_bad_command_line(args):
-    p = subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", *args], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
@@ -36,7 +36,7 @@ def test_bad_command_line(args):
 
 
 def test_list_names_every_task():
-    p = subprocess.run([sys.executable, "-m", "kbench.cli", "list"], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "list"], capture_output=True, text=True, timeout=60,
                        env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"})
     assert p.returncode == 0
     for name in ("L1_diag_matmul", "L2_gemm_bias_gelu", "L3_attention", "row_scale"):

@@ -9,8 +9,8 @@ import pytest
 
 from kbench import (ALL_DISTS, DIST_NOTES, DISTS, HARDENED, NAIVE, TASK, TASKS, check_output, compare, fast_p_at_k,
                     load_candidate)
-from kbench.metrics import fast_p, geomean_speedup, oracle_fast_p, unbiased_at_k
-from kbench.modes import matrix_mode
+from kbench.core.metrics import fast_p, geomean_speedup, oracle_fast_p, unbiased_at_k
+from kbench.core.modes import matrix_mode
 
 
 def test_default_distributions_in_seed_order():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kbench import DISTS, HARDENED, LIBRARY, NAIVE, TASK, TASKS, evaluate
-from kbench.modes import matrix_mode
+from kbench.core.modes import matrix_mode
 
 from .library_expectations import EXPECTED, HACKS
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from kbench import report
+from kbench_cli import report
 
 pytestmark = pytest.mark.slow
 

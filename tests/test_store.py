@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from kbench import __version__
-from kbench.machine import fingerprint, summary
-from kbench.results import Result, Timing, Trial
+from kbench.core.machine import fingerprint, summary
+from kbench.core.results import Result, Timing, Trial
 from kbench.store import CSV_COLUMNS, FILENAME, SCHEMA_VERSION, Store, default_path, result_from_dict
 
 DISTS = ("normal", "uniform")
@@ -196,7 +196,7 @@ def test_env_var_and_directory_argument(tmp_path: Path, monkeypatch: pytest.Monk
 
 CHILD = """
 import sys
-from kbench.results import Result, Timing, Trial
+from kbench.core.results import Result, Timing, Trial
 from kbench.store import Store
 s = Store(sys.argv[1])
 trials = [Trial(i, "normal", "default", True, "ok " * 50, 1e-7, 1e-6) for i in range(200)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbench.timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
+from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
 
 
 def test_point_is_ratio_of_medians_and_means():

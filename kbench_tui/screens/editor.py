@@ -10,8 +10,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static, TextArea
 
-from kbench.library import Candidate, intent_of
-from kbench.tasks import Task
+from kbench.core.library import Candidate, intent_of
+from kbench.core.tasks import Task
 
 from ..paths import NAME_RE
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.content import Content
 
-from kbench.evaluator import Cancelled
-from kbench.library import Candidate
-from kbench.results import Result
+from kbench.grading.pipeline import Cancelled
+from kbench.core.library import Candidate
+from kbench.core.results import Result
 
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
 from ..model import Model

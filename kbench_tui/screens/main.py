@@ -11,9 +11,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
-from kbench.distributions import ALL_DISTS, DIST_NOTES
-from kbench.library import Candidate
-from kbench.tasks import TASK, TASKS
+from kbench.core.distributions import ALL_DISTS, DIST_NOTES
+from kbench.core.library import Candidate
+from kbench.core.tasks import TASK, TASKS
 
 from .. import paths
 from ..model import MODE_NAMES, Model, cid, mode_for

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from kbench.distributions import ALL_DISTS
+from kbench.core.distributions import ALL_DISTS
 
 from ..messages import ModelChanged
 from ..model import Model, badge

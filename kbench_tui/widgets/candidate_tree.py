@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from kbench.tasks import TASKS
+from kbench.core.tasks import TASKS
 
 from ..model import Model, badge, cid
 

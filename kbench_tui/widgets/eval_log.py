@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import RichLog
 
-from kbench.results import Event, Result
+from kbench.core.results import Event, Result
 
 MAX_LINES = 5000
 STATUS_VARS = {"correct": "text-success", "wrong": "text-error", "rejected": "text-warning",

@@ -9,8 +9,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
-from kbench.library import Candidate
-from kbench.tasks import Task
+from kbench.core.library import Candidate
+from kbench.core.tasks import Task
 
 from .diff import diff_content
 

@@ -7,7 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from kbench.distributions import ALL_DISTS
+from kbench.core.distributions import ALL_DISTS
 
 
 class StatusBar(Horizontal):

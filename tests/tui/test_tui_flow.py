@@ -10,7 +10,7 @@ from pathlib import Path
 from tui_helpers import SIZE, idle, log_text, make_app, select
 from tui_fakes import FakeEngine, fake_result
 
-from kbench.results import Event
+from kbench.core.results import Event
 from kbench.store import Store
 from kbench_tui.screens.editor import EditorScreen
 from kbench_tui.screens.main import MainScreen

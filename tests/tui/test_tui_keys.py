@@ -8,7 +8,7 @@ from pathlib import Path
 from tui_helpers import SIZE, idle, log_text, make_app, select
 from tui_fakes import FakeEngine
 
-from kbench.distributions import ALL_DISTS, DISTS
+from kbench.core.distributions import ALL_DISTS, DISTS
 from kbench.store import Store
 from kbench_tui.screens.editor import EditorScreen
 from kbench_tui.screens.help import HelpScreen

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tui_fakes import fake_result
 
-from kbench.distributions import ALL_DISTS, DISTS
-from kbench.library import find
-from kbench.modes import NAIVE
+from kbench.core.distributions import ALL_DISTS, DISTS
+from kbench.core.library import find
+from kbench.core.modes import NAIVE
 from kbench_tui.model import EXPLORER_HARDENED, Model, badge, hardened_for
 from kbench_tui.runner import Job, Scheduler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tui_helpers import SIZE, idle, make_app, select
 from tui_fakes import fake_result
 
-from kbench.modes import NAIVE
+from kbench.core.modes import NAIVE
 from kbench_tui.model import EXPLORER_HARDENED
 
 SELECTED = "L1_softmax/no_max"

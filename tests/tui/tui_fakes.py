@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 import zlib
 
-from kbench.evaluator import Cancelled
-from kbench.modes import Mode
-from kbench.results import Event, Result, Timing, Trial
+from kbench.grading.pipeline import Cancelled
+from kbench.core.modes import Mode
+from kbench.core.results import Event, Result, Timing, Trial
 
 WRONG_EVERYWHERE = {"wrong_axis", "swap_axes", "no_keepdims", "sum_first_axis0", "no_scale", "swapped_gate_up",
                     "sigmoid_approx", "no_cubic", "inplace_epilogue"}

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from .checks import compare
-from .loader import error_line, load_candidate
-from .tasks import base_namespace
+from kbench.core.compare import compare
+from kbench.core.loader import error_line, load_candidate
+from kbench.core.tasks import base_namespace
 
 _perf_ns = time.perf_counter_ns  # captured before any candidate code exists
 _ndarray = np.ndarray

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import distributions
+from kbench.core import distributions
 
 F32 = np.float32
 Params = dict[str, Any]

@@ -1,4 +1,4 @@
-"""The candidate library: ``candidates/<task>/<name>.py`` files, plus any user folders.
+"""The candidate library: ``kbench/candidates/<task>/<name>.py`` files, plus any user folders.
 
 A candidate's intent (what the "LLM" tried) is the first line of its module docstring. Files are read
 as text and parsed, never executed here: a candidate that does not even parse still has a name, a
@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.resources
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tasks import TASK
+from kbench.core.tasks import TASK
 
-#: Where the shipped library lives (next to the package in a source checkout).
-LIBRARY_DIR = Path(os.environ.get("KBENCH_LIBRARY", Path(__file__).resolve().parent.parent / "candidates"))
+#: Where the shipped library lives: package data (``kbench/candidates``), in a checkout and in a wheel alike.
+LIBRARY_DIR = Path(os.environ.get("KBENCH_LIBRARY") or str(importlib.resources.files("kbench") / "candidates"))
 
 MAX_SOURCE_BYTES = 1_000_000
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from .distributions import DISTS, get as get_dist
+from kbench.core.distributions import DISTS, get as get_dist
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def _fail(message: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .distributions import ALL_DISTS
+    from kbench.core.distributions import ALL_DISTS
 
     p = _Parser(prog="kbench", description="A miniature KernelBench on numpy. Without a command, opens the explorer.")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
@@ -56,11 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             return _list()
         if args.command == "report":
-            from .report import run_report
+            from kbench_cli.report import run_report
 
             return run_report(quick=args.quick)
         if args.command == "calibrate":
-            from .report import run_calibrate
+            from kbench_cli.report import run_calibrate
 
             if args.repeats < 1:
                 return _fail("--repeats must be at least 1")
@@ -89,8 +89,8 @@ def _list() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .library import LIBRARY
-    from .tasks import TASKS
+    from kbench.core.library import LIBRARY
+    from kbench.core.tasks import TASKS
 
     table = Table("task", "level", "candidates", "description")
     for t in TASKS:
@@ -103,10 +103,10 @@ def _list() -> int:
 def _eval(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .evaluator import evaluate
-    from .library import CandidateFileError, read_source
-    from .modes import get as get_mode
-    from .tasks import TASK
+    from kbench.grading.pipeline import evaluate
+    from kbench.core.library import CandidateFileError, read_source
+    from kbench.core.modes import get as get_mode
+    from kbench.core.tasks import TASK
 
     if args.task not in TASK:
         return _fail(f"unknown task {args.task!r} (known: {', '.join(TASK)})")

@@ -1,4 +1,4 @@
-"""The grader: the process-side owner of the truth in hardened mode.
+"""The truth: what hardened grading judges against, owned by the grading process.
 
 It holds a secret seed (inputs are drawn from it, never from anything a candidate sees), a reference
 worker that never runs candidate code, the reference outputs that worker computed (cached per session:
@@ -15,12 +15,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import tasks as tasks_mod
-from .distributions import ALL_DISTS
-from .modes import Mode
-from .results import EventSink, Result
-from .sandbox import Worker
-from .tasks import Task
+from kbench.core import tasks as tasks_mod
+from kbench.core.distributions import ALL_DISTS
+from kbench.sandbox.server import Worker
+from kbench.core.tasks import Task
 
 class _TimingStream:
     """Fresh timing inputs without paying for a fresh random draw each call: each call copies a window
@@ -45,7 +43,9 @@ class _TimingStream:
 
 
 class Grader:
-    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed."""
+    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed.
+
+    It does not grade (``kbench.grading.pipeline.evaluate`` does); one evaluation holds ``lock`` at a time."""
 
     def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
         self.seed = seed if seed is not None else secrets.randbits(62)
@@ -54,7 +54,7 @@ class Grader:
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         self.cpu: int | None = cpus[-1] if len(cpus) > 1 else None
         self.blas_threads = blas_threads
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._ref: Worker | None = None
         self._ref_loaded: set[str] = set()
         self._ref_params: set[str] = set()
@@ -122,15 +122,6 @@ class Grader:
         if task.name not in self._streams:
             self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, self._task_index(task), 3]))
         return self._streams[task.name]
-
-    # -- evaluation --------------------------------------------------------------------------------
-
-    def evaluate(self, task: Task, src: str, mode: Mode, cand_name: str | None = None,
-                 on_event: EventSink | None = None, cancel: threading.Event | None = None) -> Result:
-        from .evaluator import _Run  # the pipeline lives there; the grader only owns state
-
-        with self._lock:
-            return _Run(self, task, src, mode, cand_name, on_event, cancel).execute()
 
     def close(self) -> None:
         if self._ref is not None:

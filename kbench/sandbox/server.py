@@ -26,7 +26,7 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
-from . import _worker
+from kbench.sandbox import worker as _worker
 
 MAX_REPLY_BYTES = 1 << 30
 _ALLOWED_DTYPES = {np.dtype(t).str for t in ("f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
@@ -41,7 +41,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["numpy", "threadpoolctl", "kbench._worker"])
+            ctx.set_forkserver_preload(["numpy", "threadpoolctl", "kbench.sandbox.worker"])
             _ctx = ctx
         return _ctx
 

@@ -16,13 +16,13 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from .distributions import DIST_NOTES, DISTS
-from .evaluator import evaluate
-from .library import LIBRARY, find, library_for
-from .metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, geomean_speedup, oracle_fast_p
-from .modes import HARDENED, NAIVE, matrix_mode
-from .results import Result
-from .tasks import TASK, TASKS
+from kbench.core.distributions import DIST_NOTES, DISTS
+from kbench.grading.pipeline import evaluate
+from kbench.core.library import LIBRARY, find, library_for
+from kbench.core.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, geomean_speedup, oracle_fast_p
+from kbench.core.modes import HARDENED, NAIVE, matrix_mode
+from kbench.core.results import Result
+from kbench.core.tasks import TASK, TASKS
 
 console = Console(highlight=False)
 STATUS_TEXT = {"compile_error": "compile error", "runtime_error": "runtime error", "wrong": "wrong",

@@ -16,15 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from . import modes as modes_mod
-from . import roofline, static_gate, tasks as tasks_mod
-from .checks import Comparison, compare
-from .modes import Mode
-from .results import Event, EventSink, Result, Status, Timing, Trial
-from .grader import Grader, default_grader, give_params, load_reference, out_bytes
-from .sandbox import Worker, WorkerError
-from .tasks import Task
-from .timing import contains_one, pair_orders, should_stop, speedup_ci, speedup_point, summary
+from kbench.core import modes as modes_mod
+from kbench.timing import roofline
+from kbench.grading import static_gate
+from kbench.core import tasks as tasks_mod
+from kbench.core.compare import Comparison, compare
+from kbench.core.modes import Mode
+from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
+from kbench.grading.truth import Grader, default_grader, give_params, load_reference, out_bytes
+from kbench.sandbox.server import Worker, WorkerError
+from kbench.core.tasks import Task
+from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point, summary
 
 
 class Cancelled(Exception):
@@ -425,4 +427,6 @@ def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand
     m = modes_mod.get(mode)
     if dists is not None:
         m = m.with_dists(tuple(dists))
-    return (grader or default_grader()).evaluate(t, src, m, cand_name, on_event, cancel)
+    g = grader or default_grader()
+    with g.lock:
+        return _Run(g, t, src, m, cand_name, on_event, cancel).execute()

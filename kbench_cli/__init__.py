@@ -1,0 +1,1 @@
+"""The command line and the lecture report: faces over the grading engine (``kbench``)."""
