@@ -1,15 +1,21 @@
 """Stored results: one SQLite file in the user's data directory, so evaluations survive restarts.
 
-A result is keyed on (candidate content digest, task, mode, distributions, kbench version): an edited
-kernel or a new kbench gets evaluated afresh, and re-running the same thing replaces the old row.
-Losing the history is never worth a crash: a corrupt or foreign file is moved aside, an unwritable
-directory falls back to memory, and either way ``notice`` says what happened.
+A result is keyed on (model, task, sample, candidate content digest, mode hash, distributions, grading-code
+hash). The mode hash covers *every* field of the mode (a tolerance changed under the same name is a
+different mode) and the grading-code hash covers the source of kbench/core, sandbox, timing and grading:
+an edited kernel, an edited mode or an edited grader is evaluated afresh, never served a stale verdict.
+Re-running the same thing replaces the old row. The explorer's own candidates are stored with an empty
+model and sample; ``kbench grade`` fills both (one model per folder of samples).
+Losing the history is never worth a crash: a corrupt or foreign file (or one of an older layout) is
+moved aside, an unwritable directory falls back to memory, and either way ``notice`` says what happened.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
+import hashlib
 import json
 import math
 import os
@@ -23,15 +29,61 @@ from typing import Any
 import platformdirs
 
 from kbench.core import machine
+from kbench.core import modes as modes_mod
+from kbench.core.modes import Mode
 from kbench.core.results import Result, Timing, Trial
 
-SCHEMA_VERSION = 1
+# Version 1 keyed on the mode's name and the kbench version only; its rows cannot say which tolerance or
+# grader produced them, so a version-1 file is moved aside rather than migrated.
+SCHEMA_VERSION = 2
 FILENAME = "results.sqlite3"
-_COLUMNS = ("digest", "task", "mode", "dists", "version", "cand_name", "origin", "stored_at", "machine", "result")
+_COLUMNS = ("model", "sample", "digest", "task", "mode", "mode_hash", "dists", "code_hash", "version",
+            "cand_name", "origin", "stored_at", "machine", "isolation", "result")
 _SCHEMA = """CREATE TABLE IF NOT EXISTS results (
-    digest TEXT NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL, dists TEXT NOT NULL, version TEXT NOT NULL,
-    cand_name TEXT, origin TEXT NOT NULL, stored_at TEXT NOT NULL, machine TEXT NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (digest, task, mode, dists, version))"""
+    model TEXT NOT NULL, sample TEXT NOT NULL, digest TEXT NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL,
+    mode_hash TEXT NOT NULL, dists TEXT NOT NULL, code_hash TEXT NOT NULL, version TEXT NOT NULL,
+    cand_name TEXT, origin TEXT NOT NULL, stored_at TEXT NOT NULL, machine TEXT NOT NULL, isolation TEXT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (model, task, sample, digest, mode_hash, dists, code_hash))"""
+
+#: The packages whose source decides a verdict; the store key carries a hash of all of them.
+GRADING_PACKAGES = ("core", "sandbox", "timing", "grading")
+
+
+@functools.cache
+def grading_code_hash() -> str:
+    """A hash of every Python source file of kbench/core, sandbox, timing and grading (computed once)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for pkg in GRADING_PACKAGES:
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def mode_hash(mode: Mode) -> str:
+    """A hash of all of a mode's fields (the timing policy's included): same name, other tolerance, other hash."""
+    fields = json.dumps(dataclasses.asdict(mode), sort_keys=True, default=str)
+    return hashlib.sha256(fields.encode()).hexdigest()[:16]
+
+
+def _mode_of(mode: "Mode | str", dists: tuple[str, ...]) -> Mode | None:
+    """The Mode a result was graded under, when only its name is known (None: not a registered mode)."""
+    if isinstance(mode, Mode):
+        return mode
+    known = modes_mod.MODES.get(mode)
+    if known is None:
+        return None
+    return known.with_dists(dists) if dists and dists != known.dists else known
+
+
+def _mode_key(mode: "Mode | str", dists: tuple[str, ...]) -> str:
+    m = _mode_of(mode, dists)
+    if m is not None:
+        return mode_hash(m)
+    fields = json.dumps({"name": mode, "dists": list(dists)})  # an unregistered name: all we know of it
+    return hashlib.sha256(fields.encode()).hexdigest()[:16]
 
 
 def _version() -> str:
@@ -61,9 +113,15 @@ def result_from_dict(d: dict[str, Any]) -> Result:
                            "ref_samples": list(t.get("ref_samples") or []),
                            "cand_samples": list(t.get("cand_samples") or [])})
     trials = [Trial(**_fields(Trial, x)) for x in d.get("trials") or []]
+    extra: dict[str, Any] = {}
+    if "isolation" in _RESULT_FIELDS:  # the sandbox's confinement layers, once results record them
+        extra["isolation"] = tuple(d.get("isolation") or ())
     return Result(task=d["task"], cand_name=d.get("cand_name"), mode=d["mode"], dists=tuple(d.get("dists") or ()),
                   status=d["status"], msg=d.get("msg", ""), trials=trials, timing=timing,
-                  elapsed=d.get("elapsed", 0.0), overhead=dict(d.get("overhead") or {}))
+                  elapsed=d.get("elapsed", 0.0), overhead=dict(d.get("overhead") or {}), **extra)
+
+
+_RESULT_FIELDS = {f.name for f in dataclasses.fields(Result)}
 
 
 @dataclass(frozen=True)
@@ -74,7 +132,17 @@ class StoredResult:
     cand_name: str | None
     origin: str
     digest: str
-    version: str = ""  # the kbench version that produced it (matters with ``all(all_versions=True)``)
+    version: str = ""  # the kbench version that produced it
+    model: str = ""  # "" for the explorer's candidates; the model's name for graded samples
+    sample: str = ""
+    mode_hash: str = ""
+    code_hash: str = ""  # the grading code that produced it (matters with ``all(all_versions=True)``)
+    isolation: tuple[str, ...] = ()  # the sandbox's confinement layers active for it, when recorded
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str, str]:
+        """What resuming compares: (model, task, sample, digest, mode hash, distributions)."""
+        return (self.model, self.result.task, self.sample, self.digest, self.mode_hash, ",".join(self.result.dists))
 
 
 class _Unusable(Exception):
@@ -181,10 +249,16 @@ class Store:
         finally:
             conn.close()
 
-    def put(self, cand_digest: str, task: str, cand_name: str | None, origin: str, result: Result) -> None:
-        """Store ``result``, replacing any earlier one under the same key."""
-        row = (cand_digest, task, result.mode, ",".join(result.dists), _version(), cand_name, origin,
-               datetime.now(timezone.utc).isoformat(), json.dumps(machine.fingerprint()),
+    def put(self, cand_digest: str, task: str, cand_name: str | None, origin: str, result: Result, *,
+            mode: Mode | None = None, model: str = "", sample: str = "") -> bool:
+        """Store ``result``, replacing any earlier one under the same key; False if it could not be written.
+
+        ``mode`` is the Mode it was graded under; without it, the registered mode of ``result.mode``'s
+        name (with the result's distributions) is assumed."""
+        dists = tuple(result.dists)
+        row = (model, sample, cand_digest, task, result.mode, _mode_key(mode or result.mode, dists), ",".join(dists),
+               grading_code_hash(), _version(), cand_name, origin, datetime.now(timezone.utc).isoformat(),
+               json.dumps(machine.fingerprint()), json.dumps(list(getattr(result, "isolation", ()) or ())),
                json.dumps(result.to_dict()))
         sql = f"INSERT OR REPLACE INTO results ({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
         try:
@@ -193,23 +267,49 @@ class Store:
         except sqlite3.OperationalError as e:
             # disk full, file gone read-only, locked too long: losing one result beats killing the explorer
             self.notice = f"Could not store a result ({e})."
+            return False
+        return True
 
-    def get(self, cand_digest: str, task: str, mode: str, dists: tuple[str, ...]) -> StoredResult | None:
-        """The stored result for this key under the current kbench version, if any."""
-        sql = f"SELECT {','.join(_COLUMNS)} FROM results WHERE digest=? AND task=? AND mode=? AND dists=? AND version=?"
+    def get(self, cand_digest: str, task: str, mode: "Mode | str", dists: tuple[str, ...], *, model: str = "",
+            sample: str = "") -> StoredResult | None:
+        """The stored result for this key under the current grading code, if any."""
+        sql = (f"SELECT {','.join(_COLUMNS)} FROM results WHERE model=? AND sample=? AND digest=? AND task=? "
+               "AND mode_hash=? AND dists=? AND code_hash=?")
+        args = (model, sample, cand_digest, task, _mode_key(mode, tuple(dists)), ",".join(dists), grading_code_hash())
         with self._lock:
-            row = self._conn.execute(sql, (cand_digest, task, mode, ",".join(dists), _version())).fetchone()
+            row = self._conn.execute(sql, args).fetchone()
         return _stored(row) if row else None
 
-    def all(self, all_versions: bool = False) -> list[StoredResult]:
-        """Every stored result (for this kbench version unless ``all_versions``), oldest first."""
+    def all(self, all_versions: bool = False, model: str | None = None) -> list[StoredResult]:
+        """Every stored result (graded by the current code unless ``all_versions``; of one model if
+        ``model`` is given, "" being the explorer's candidates), oldest first."""
         sql = f"SELECT {','.join(_COLUMNS)} FROM results"
-        args: tuple[str, ...] = ()
+        where: list[str] = []
+        args: list[str] = []
         if not all_versions:
-            sql, args = sql + " WHERE version=?", (_version(),)
+            where.append("code_hash=?")
+            args.append(grading_code_hash())
+        if model is not None:
+            where.append("model=?")
+            args.append(model)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
         with self._lock:
             rows = self._conn.execute(sql + " ORDER BY stored_at", args).fetchall()
         return [s for s in map(_stored, rows) if s is not None]
+
+    def models(self) -> list[str]:
+        """Names of the models with graded samples under the current grading code, sorted."""
+        sql = "SELECT DISTINCT model FROM results WHERE model != '' AND code_hash=? ORDER BY model"
+        with self._lock:
+            return [r[0] for r in self._conn.execute(sql, (grading_code_hash(),)).fetchall()]
+
+    def keys(self, model: str) -> set[tuple[str, str, str, str, str, str]]:
+        """The full keys (see ``StoredResult.key``) of ``model``'s results under the current grading code:
+        what ``kbench grade`` skips when it resumes."""
+        sql = "SELECT model, task, sample, digest, mode_hash, dists FROM results WHERE model=? AND code_hash=?"
+        with self._lock:
+            return {tuple(r) for r in self._conn.execute(sql, (model, grading_code_hash())).fetchall()}  # type: ignore[misc]
 
     def export(self, directory: Path, stem: str = "kbench-results") -> tuple[Path, Path]:
         """Write every current-version result as ``<stem>-<time>.json`` (full) and ``.csv`` (flat)."""
@@ -229,6 +329,7 @@ class Store:
             for r in records:
                 lo, hi = r["speedup_ci"] or (None, None)
                 w.writerow({**{k: r.get(k) for k in CSV_COLUMNS}, "dists": ",".join(r["dists"]),
+                            "isolation": ",".join(r["isolation"]),
                             "speedup_ci_lo": lo, "speedup_ci_hi": hi, "machine": machine.summary(r["machine"])})
         return json_path, csv_path
 
@@ -243,9 +344,9 @@ class Store:
         self.close()
 
 
-CSV_COLUMNS = ("task", "candidate", "digest", "origin", "mode", "dists", "status", "correct", "speedup",
-               "speedup_ci_lo", "speedup_ci_hi", "t_ref", "t_cand", "n_samples", "msg", "stored_at",
-               "kbench_version", "machine")
+CSV_COLUMNS = ("model", "task", "sample", "candidate", "digest", "origin", "mode", "dists", "status", "correct",
+               "speedup", "speedup_ci_lo", "speedup_ci_hi", "t_ref", "t_cand", "n_samples", "msg", "stored_at",
+               "kbench_version", "mode_hash", "code_hash", "isolation", "machine")
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -257,18 +358,21 @@ def _stored(row: tuple[Any, ...]) -> StoredResult | None:
     try:
         return StoredResult(result=result_from_dict(json.loads(r["result"])),
                             stored_at=datetime.fromisoformat(r["stored_at"]), machine=json.loads(r["machine"]),
-                            cand_name=r["cand_name"], origin=r["origin"], digest=r["digest"], version=r["version"])
+                            cand_name=r["cand_name"], origin=r["origin"], digest=r["digest"], version=r["version"],
+                            model=r["model"], sample=r["sample"], mode_hash=r["mode_hash"], code_hash=r["code_hash"],
+                            isolation=tuple(json.loads(r["isolation"])))
     except (ValueError, KeyError, TypeError):
         return None  # a row some other kbench wrote in a shape we cannot read: skip it, keep the rest
 
 
 def _record(s: StoredResult) -> dict[str, Any]:
     r, t = s.result, s.result.timing
-    return {"task": r.task, "candidate": s.cand_name, "digest": s.digest, "origin": s.origin, "mode": r.mode,
-            "dists": list(r.dists), "status": r.status, "correct": r.correct, "speedup": t.speedup if t else None,
+    return {"model": s.model, "task": r.task, "sample": s.sample, "candidate": s.cand_name, "digest": s.digest,
+            "origin": s.origin, "mode": r.mode, "dists": list(r.dists), "status": r.status, "correct": r.correct, "speedup": t.speedup if t else None,
             "speedup_ci": list(t.speedup_ci) if t else None, "t_ref": t.t_ref if t else None,
             "t_cand": t.t_cand if t else None, "n_samples": t.n_samples if t else None, "msg": r.msg,
-            "stored_at": s.stored_at.isoformat(), "kbench_version": s.version, "machine": s.machine,
+            "stored_at": s.stored_at.isoformat(), "kbench_version": s.version, "mode_hash": s.mode_hash,
+            "code_hash": s.code_hash, "isolation": list(s.isolation), "machine": s.machine,
             "trials": [dataclasses.asdict(x) for x in r.trials]}
 
 

@@ -18,7 +18,9 @@ import pytest
 from kbench import __version__
 from kbench.core.machine import fingerprint, summary
 from kbench.core.results import Result, Timing, Trial
-from kbench.store import CSV_COLUMNS, FILENAME, SCHEMA_VERSION, Store, default_path, result_from_dict
+from kbench.core.modes import HARDENED, NAIVE
+from kbench.store import (CSV_COLUMNS, FILENAME, SCHEMA_VERSION, Store, default_path, grading_code_hash, mode_hash,
+                          result_from_dict)
 
 DISTS = ("normal", "uniform")
 
@@ -26,8 +28,10 @@ DISTS = ("normal", "uniform")
 def make_result(mode: str = "hardened", dists: tuple[str, ...] = DISTS, status: str = "correct",
                 speedup: float = 1.5, timed: bool = True) -> Result:
     trials = [Trial(i, d, "default", True, "ok", 1e-7, 2e-6) for i, d in enumerate(dists)]
-    timing = Timing("interleaved", 2e-3, 2e-3 / speedup, speedup, (speedup * 0.9, speedup * 1.1), 30, False, 2,
-                    [2e-3] * 3, [1e-3] * 3) if timed else None
+    timing = Timing(method="interleaved", t_ref=2e-3, t_cand=2e-3 / speedup, speedup=speedup,
+                    speedup_ci=(speedup * 0.9, speedup * 1.1), n_samples=30, noise=False, blas_threads=2,
+                    achieved_gbs=12.5, achieved_gflops=3.0, roof_fraction=0.4,
+                    ref_samples=[2e-3] * 3, cand_samples=[1e-3] * 3) if timed else None
     return Result("matmul", "fast_kernel", mode, tuple(dists), status, f"{speedup:.2f}x" if timed else "boom",
                   trials, timing, 0.25, {"load": 0.01})
 
@@ -35,7 +39,8 @@ def make_result(mode: str = "hardened", dists: tuple[str, ...] = DISTS, status: 
 def key_fields(r: Result) -> tuple:
     t = r.timing  # t_ref/t_cand are NaN without a timing, and NaN != NaN
     return (r.task, r.cand_name, r.mode, r.dists, r.status, r.msg, r.trials, r.speedup, r.speedup_ci,
-            t and (t.method, t.t_ref, t.t_cand, t.n_samples, t.noise, t.blas_threads), r.elapsed, r.overhead)
+            t and (t.method, t.t_ref, t.t_cand, t.n_samples, t.noise, t.blas_threads, t.achieved_gbs, t.achieved_gflops,
+                 t.roof_fraction), r.elapsed, r.overhead)
 
 
 @pytest.fixture
@@ -70,6 +75,8 @@ def test_put_get_round_trip(db: Path) -> None:
     assert got is not None
     assert key_fields(got.result) == key_fields(r)
     assert (got.digest, got.cand_name, got.origin, got.version) == ("abc123", "fast_kernel", "library", __version__)
+    assert (got.model, got.sample, got.code_hash) == ("", "", grading_code_hash())
+    assert got.mode_hash == mode_hash(HARDENED.with_dists(DISTS))
     assert got.machine == fingerprint()
     assert isinstance(got.stored_at, datetime) and got.stored_at.tzinfo is not None
 
@@ -103,16 +110,83 @@ def test_keys_are_separate_and_upsert(db: Path) -> None:
         assert (got.result.speedup, got.cand_name, got.origin) == (9.0, "renamed", "file")
 
 
-def test_other_versions_hidden_by_default(db: Path) -> None:
+def test_other_grading_code_hidden_by_default(db: Path) -> None:
     with Store(db) as s:
         s.put("d", "matmul", "k", "library", make_result())
+        assert s.all()[0].code_hash == grading_code_hash()
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("UPDATE results SET version='0.0.1'")
+        conn.execute("UPDATE results SET code_hash='0ld'")
     conn.close()
     with Store(db) as s:
         assert s.all() == [] and s.get("d", "matmul", "hardened", DISTS) is None
-        assert [x.version for x in s.all(all_versions=True)] == ["0.0.1"]
+        assert [x.code_hash for x in s.all(all_versions=True)] == ["0ld"]
+
+
+def test_grading_code_hash_covers_the_grading_packages(tmp_path: Path) -> None:
+    h = grading_code_hash()
+    assert len(h) == 16 and h == grading_code_hash()
+    # a fresh process over the same files agrees (nothing random, nothing per-process in it)
+    out = subprocess.run([sys.executable, "-c", "from kbench.store import grading_code_hash as g; print(g())"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == h
+
+
+def test_mode_hash_sees_every_field() -> None:
+    import dataclasses
+
+    assert mode_hash(HARDENED) == mode_hash(dataclasses.replace(HARDENED))
+    assert mode_hash(HARDENED) != mode_hash(NAIVE)
+    assert mode_hash(HARDENED) != mode_hash(dataclasses.replace(HARDENED, atol=1e-3))  # same name, other tolerance
+    assert mode_hash(HARDENED) != mode_hash(HARDENED.with_dists(("normal",)))
+    assert HARDENED.timing is not None
+    slower = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, budget_s=9.0))
+    assert mode_hash(HARDENED) != mode_hash(slower)  # nested timing policy fields count too
+
+
+def test_changed_tolerance_under_the_same_name_is_not_served(db: Path) -> None:
+    import dataclasses
+
+    loose = HARDENED.with_dists(DISTS)
+    strict = dataclasses.replace(loose, atol=1e-4, rtol=1e-4)
+    with Store(db) as s:
+        s.put("d", "matmul", "k", "library", make_result(), mode=loose)
+        assert s.get("d", "matmul", loose, DISTS) is not None
+        assert s.get("d", "matmul", "hardened", DISTS) is not None  # the name means the registered mode
+        assert s.get("d", "matmul", strict, DISTS) is None
+
+
+def test_samples_of_models_are_keyed_apart(db: Path) -> None:
+    with Store(db) as s:
+        # two samples of one model with identical source, one model's sample and the explorer's candidate
+        for model, sample in (("m1", "s0"), ("m1", "s1"), ("m2", "s0"), ("", "")):
+            s.put("same", "matmul", sample or "k", "file", make_result(), model=model, sample=sample)
+        assert len(s.all()) == 4
+        assert s.models() == ["m1", "m2"]
+        assert {x.sample for x in s.all(model="m1")} == {"s0", "s1"}
+        assert [x.model for x in s.all(model="")] == [""]
+        keys = s.keys("m1")
+        assert len(keys) == 2 and all(k[0] == "m1" and k[1] == "matmul" for k in keys)
+        assert {k[2] for k in keys} == {"s0", "s1"}
+        assert {x.key for x in s.all(model="m1")} == keys
+        assert s.get("same", "matmul", "hardened", DISTS, model="m2", sample="s0").model == "m2"
+        assert s.get("same", "matmul", "hardened", DISTS, model="m2", sample="s1") is None
+
+
+def test_version_1_file_is_moved_aside(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.executescript("""CREATE TABLE results (
+        digest TEXT NOT NULL, task TEXT NOT NULL, mode TEXT NOT NULL, dists TEXT NOT NULL, version TEXT NOT NULL,
+        cand_name TEXT, origin TEXT NOT NULL, stored_at TEXT NOT NULL, machine TEXT NOT NULL, result TEXT NOT NULL,
+        PRIMARY KEY (digest, task, mode, dists, version)); PRAGMA user_version=1;""")
+    conn.close()
+    with Store(db) as s:
+        assert s.notice is not None and ".old-schema-" in s.notice
+        assert s.all() == []
+        s.put("d", "matmul", "k", "library", make_result())
+        assert len(s.all()) == 1
+    assert len(list(db.parent.glob(f"{FILENAME}.old-schema-*"))) == 1
 
 
 def test_corrupt_file_is_moved_aside(db: Path) -> None:
@@ -201,7 +275,7 @@ from kbench.store import Store
 s = Store(sys.argv[1])
 trials = [Trial(i, "normal", "default", True, "ok " * 50, 1e-7, 1e-6) for i in range(200)]
 for i in range(200):
-    t = Timing("interleaved", 1e-3, 5e-4, 2.0, (1.8, 2.2), 30, False)
+    t = Timing(method="interleaved", t_ref=1e-3, t_cand=5e-4, speedup=2.0, speedup_ci=(1.8, 2.2), n_samples=30, noise=False)
     s.put(f"d{i:03d}", "matmul", f"k{i}", "library", Result("matmul", f"k{i}", "hardened", ("normal",),
           "correct", "2.00x", trials, t))
     print(i, flush=True)
@@ -264,7 +338,7 @@ def test_export_json_and_csv(db: Path, tmp_path: Path) -> None:
     assert by_digest["d1"]["speedup"] == 1.5 and by_digest["d1"]["speedup_ci"] == pytest.approx([1.35, 1.65])
     assert len(by_digest["d1"]["trials"]) == 2 and by_digest["d1"]["machine"] == fingerprint()
     assert by_digest["d3"]["speedup"] is None and by_digest["d3"]["candidate"] is None
-    for key in ("task", "candidate", "digest", "origin", "mode", "dists", "status", "correct", "speedup",
+    for key in ("model", "sample", "task", "candidate", "digest", "origin", "mode", "dists", "status", "correct", "speedup",
                 "speedup_ci", "t_ref", "t_cand", "n_samples", "msg", "stored_at", "machine", "trials"):
         assert key in records[0]
     with open(cpath, newline="") as f:
