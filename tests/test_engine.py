@@ -75,7 +75,8 @@ def test_load_candidate_errors_are_one_line():
 
 def test_check_output_exact_checks_before_closeness():
     ref = np.ones((4, 3), np.float32)
-    assert check_output(ref.copy(), ref, True) == (True, check_output(ref.copy(), ref, True)[1])
+    ok, msg = check_output(ref.copy(), ref, True)
+    assert ok and "max abs err 0" in msg, msg
     assert not check_output(np.float32(1.0), ref, True)[0]  # a scalar would broadcast
     ok, msg = check_output(np.ones((4, 3), np.float64), ref, True)
     assert not ok and "dtype" in msg
@@ -146,3 +147,56 @@ def test_timing_fields_hold_what_they_say(grader, mode):
         assert roof == (None, None, None)
     d = r.to_dict()["timing"]
     assert "ref_samples" not in d and isinstance(d["speedup_ci"], (list, tuple))
+
+
+def test_modes_refuse_combinations_that_would_not_work_as_named():
+    import dataclasses
+
+    from kbench.core.modes import TimingPolicy
+
+    bad = [
+        (lambda: dataclasses.replace(HARDENED, timing=NAIVE.timing), "blocked timing"),
+        (lambda: dataclasses.replace(NAIVE, exact_checks=True), "choose one"),
+        (lambda: dataclasses.replace(HARDENED.timing, statistic="mean"), "medians"),
+        (lambda: dataclasses.replace(NAIVE.timing, check_outputs=True), "cannot check timed outputs"),
+        (lambda: dataclasses.replace(HARDENED, dists=()), "at least one distribution"),
+        (lambda: dataclasses.replace(HARDENED, dists=("gaussian",)), "gaussian"),
+        (lambda: dataclasses.replace(HARDENED, param_sets=("sometimes",)), "param_sets"),
+        (lambda: dataclasses.replace(HARDENED, timing=None, time_wrong=True), "time_wrong"),
+        (lambda: TimingPolicy("interleaved", warmup=1, min_runs=5, max_runs=2, budget_s=1.0), "min_runs"),
+    ]
+    for make, words in bad:
+        with pytest.raises(ValueError, match=words):
+            make()
+    # what is allowed works as named: naive judging with NaN-filled alloc hands back NaN, not a recycled block
+    stale = "def forward(x, params, alloc):\n    return alloc(x['x'].shape)\n"
+    pooled = evaluate_naive(stale, NAIVE)
+    nan_filled = evaluate_naive(stale, dataclasses.replace(NAIVE, alloc="nan"))
+    assert pooled.status == "correct" and nan_filled.status == "wrong", (pooled.msg, nan_filled.msg)
+
+
+def evaluate_naive(src: str, mode) -> object:  # noqa: ANN001
+    import dataclasses
+
+    from kbench import evaluate
+
+    return evaluate("L1_gelu", src, dataclasses.replace(mode, timing=None), "stale")
+
+
+def test_mode_digest_changes_with_any_field():
+    import dataclasses
+
+    assert HARDENED.digest == dataclasses.replace(HARDENED).digest
+    assert HARDENED.digest != dataclasses.replace(HARDENED, atol=2e-2).digest
+    assert HARDENED.digest != HARDENED.with_dists(DISTS + ("edge",)).digest
+
+
+def test_seeds_come_from_names_not_positions():
+    from kbench.grading.truth import Grader, name_key
+
+    g = Grader(seed=7)
+    x = g.inputs(TASK["L1_gelu"], 0, "uniform")["x"]
+    assert name_key("uniform") != name_key("normal")
+    # the same (seed, task, trial, distribution) gives the same draw whatever else is registered
+    assert np.array_equal(x, Grader(seed=7).inputs(TASK["L1_gelu"], 0, "uniform")["x"])
+    assert not np.array_equal(x, Grader(seed=7).inputs(TASK["L1_gelu"], 0, "laplace")["x"])

@@ -10,7 +10,8 @@ from kbench.core.results import Result, Timing
 
 
 def _timed(speedup: float, ci: tuple[float, float], status: str = "correct") -> Result:
-    t = Timing("interleaved", 1.0, 1.0 / speedup, speedup, ci, 20, ci[0] <= 1.0 <= ci[1])
+    t = Timing(method="interleaved", t_ref=1.0, t_cand=1.0 / speedup, speedup=speedup, speedup_ci=ci, n_samples=20,
+               noise=ci[0] <= 1.0 <= ci[1])
     return Result("L1_gelu", "c", "hardened", ("normal",), status, "", timing=t)  # type: ignore[arg-type]
 
 

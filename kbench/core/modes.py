@@ -6,7 +6,8 @@ make others with ``dataclasses.replace`` or ``Mode.with_dists`` (e.g. hardened +
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import hashlib
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from kbench.core.distributions import DISTS, get as get_dist
@@ -31,6 +32,24 @@ class TimingPolicy:
     statistic: Literal["mean", "median"] = "median"
     check_outputs: bool = False  # check (a secret sample of) timed outputs against the reference
 
+    def __post_init__(self) -> None:
+        problems = []
+        if self.method not in ("blocked", "interleaved"):
+            problems.append(f"method must be 'blocked' or 'interleaved', not {self.method!r}")
+        if self.statistic not in ("mean", "median"):
+            problems.append(f"statistic must be 'mean' or 'median', not {self.statistic!r}")
+        if self.method == "interleaved" and self.statistic != "median":
+            problems.append("interleaved timing reports the ratio of medians (paired bootstrap); "
+                            "statistic='mean' is only available with blocked timing")
+        if self.method == "blocked" and self.check_outputs:
+            problems.append("blocked timing runs inside the candidate's process and cannot check timed outputs")
+        if not (0 <= self.warmup and 1 <= self.min_runs <= self.max_runs):
+            problems.append("need warmup >= 0 and 1 <= min_runs <= max_runs")
+        if not (self.budget_s > 0 and 0 < self.target_rel_ci < 1):
+            problems.append("need budget_s > 0 and 0 < target_rel_ci < 1")
+        if problems:
+            raise ValueError("invalid timing policy: " + "; ".join(problems))
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -50,6 +69,45 @@ class Mode:
     memory_limit_mb: int = 4096
     time_wrong: bool = False  # also time candidates found wrong (the explorer derives per-distribution views)
 
+    def __post_init__(self) -> None:
+        """Every combination either works as named or is refused here, when the mode is made."""
+        problems = []
+        if not self.dists:
+            problems.append("a mode needs at least one distribution")
+        for d in self.dists:
+            try:
+                get_dist(d)
+            except KeyError as e:
+                problems.append(str(e.args[0]))
+        if self.trials is not None and self.trials < 1:
+            problems.append("trials must be at least 1 (or None: one per distribution)")
+        if not self.param_sets or any(k not in ("default", "random") for k in self.param_sets):
+            problems.append("param_sets must be a non-empty tuple of 'default' and 'random'")
+        if self.alloc not in ("pool", "nan"):
+            problems.append(f"alloc must be 'pool' or 'nan', not {self.alloc!r}")
+        if not (self.atol >= 0 and self.rtol >= 0):
+            problems.append("atol and rtol must be >= 0")
+        if not (0 < self.timeout_s <= 86400):
+            problems.append("timeout_s must be between 0 and 86400 seconds")
+        if self.memory_limit_mb < 256:
+            problems.append("memory_limit_mb below 256 cannot even load numpy")
+        if self.shared_process and self.exact_checks:
+            problems.append("exact_checks judge outputs in the grading process, shared_process judges them in the "
+                            "candidate's own process (where they can be fooled): choose one")
+        if self.timing is not None and self.timing.method == "blocked" and not self.shared_process:
+            problems.append("blocked timing runs the reference inside the candidate's process: it needs "
+                            "shared_process=True (hardened modes use interleaved timing)")
+        if self.time_wrong and self.timing is None:
+            problems.append("time_wrong needs a timing policy")
+        if problems:
+            raise ValueError(f"invalid mode {self.name!r}: " + "; ".join(problems))
+
+    @property
+    def digest(self) -> str:
+        """A hash of every field: stored results are keyed on it, so a changed check or tolerance under the
+        same name never serves a stale verdict."""
+        return hashlib.sha256(repr(asdict(self)).encode()).hexdigest()[:16]
+
     @property
     def n_trials(self) -> int:
         return self.trials if self.trials is not None else len(self.dists)
@@ -57,8 +115,6 @@ class Mode:
     def with_dists(self, dists: tuple[str, ...] | list[str]) -> "Mode":
         for d in dists:
             get_dist(d)  # raises KeyError with the known names
-        if not dists:
-            raise ValueError("a mode needs at least one distribution")
         return replace(self, dists=tuple(dists))
 
     def trial_plan(self) -> list[tuple[int, str, str, int]]:

@@ -52,9 +52,10 @@ class Trial:
     degenerate: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Timing:
-    """What the speed step measured (seconds)."""
+    """What the speed step measured (seconds). Keyword-only: positional construction once shifted fields
+    silently when new ones were added."""
 
     method: str
     t_ref: float

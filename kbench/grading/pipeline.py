@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 
 from kbench.core import modes as modes_mod
-from kbench.timing import roofline
-from kbench.grading import static_gate
 from kbench.core import tasks as tasks_mod
 from kbench.core.compare import Comparison, compare
 from kbench.core.modes import Mode
 from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
+from kbench.core.tasks import Task
+from kbench.grading import hygiene, static_gate
 from kbench.grading.truth import Grader, default_grader, give_params, load_reference, out_bytes
 from kbench.sandbox.server import Worker, WorkerError
-from kbench.core.tasks import Task
-from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point, summary
+from kbench.timing import blocked, interleaved
+from kbench.timing.interleaved import TimedCall, TimingAborted
 
 
 class Cancelled(Exception):
@@ -156,11 +156,11 @@ class _Run:
     def init(self) -> None:
         seen = set()
         for _, _, kind, draw in self.mode.trial_plan():
-            pid, params = self.g.params(self.task, kind, draw)
-            if pid in seen:
+            pset_id, params = self.g.params(self.task, kind, draw)
+            if pset_id in seen:
                 continue
-            seen.add(pid)
-            h, *_ = self.ask("params", pid=pid, params=params)
+            seen.add(pset_id)
+            h, *_ = self.ask("params", pset_id=pset_id, params=params)
             if not h.get("ok"):
                 self.emit("init", f"init failed: {h.get('error')}", False)
                 raise _Verdict("runtime_error", f"init failed: {h.get('error')}")
@@ -199,9 +199,10 @@ class _Run:
             raise _Verdict("rejected", msg)
 
     def shared_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
-        pid, _ = self.g.params(self.task, kind, draw)
+        pset_id, _ = self.g.params(self.task, kind, draw)
         x = self.g.inputs(self.task, i, dist)
-        h, *_ = self.ask("naive_trial", pid=pid, x=x, atol=self.mode.atol, rtol=self.mode.rtol)
+        h, *_ = self.ask("naive_trial", pset_id=pset_id, x=x, atol=self.mode.atol, rtol=self.mode.rtol,
+                         alloc=self.mode.alloc)
         if h.get("raised") or h.get("error"):
             msg = h.get("raised") or h.get("error")
             self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
@@ -211,10 +212,10 @@ class _Run:
 
     def isolated_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
         try:
-            x, pid, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
+            x, pset_id, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
-        h, arrays, _, _ = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc, out_bytes=out_bytes(self.task))
+        h, arrays, _, _ = self.ask("call", fn="cand", pset_id=pset_id, x=x, alloc=self.mode.alloc, out_bytes=out_bytes(self.task))
         if isinstance(h.get("t0"), int) and isinstance(h.get("t1"), int):
             self.kernel_s += max(0, h["t1"] - h["t0"]) / 1e9
         c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
@@ -222,15 +223,7 @@ class _Run:
 
     def check_hygiene(self, h: dict, step: str, where: str) -> None:
         """The worker's facts about one call; any breach ends the run (checked on timed calls too)."""
-        if not self.mode.exact_checks:
-            return
-        breach = None
-        if h.get("threads_started"):
-            breach = f"started {h['threads_started']} thread(s) still running after forward() returned"
-        elif h.get("inputs_changed"):
-            breach = f"modified input {', '.join(map(str, h['inputs_changed']))} in place"
-        elif h.get("aliases"):
-            breach = f"output shares memory with {', '.join(map(str, h['aliases']))}"
+        breach = hygiene.first_breach(self.mode, h.get)
         if breach:
             self.emit(step, f"{where}: rejected: {breach}", False)
             raise _Verdict("rejected", f"rejected: {breach}")
@@ -258,148 +251,76 @@ class _Run:
     def blocked_timing(self) -> None:
         tp = self.mode.timing
         assert tp is not None
-        pid, _ = self.g.params(self.task, "default", -1)
+        pset_id, _ = self.g.params(self.task, "default", -1)
         x = self.g.inputs(self.task, 10_000, "normal")
-        self.emit("timing", f"timing: {tp.warmup} warm-up runs, then all reference runs, then all candidate runs "
-                            f"on one reused input ({tp.statistic})")
-        h, *_ = self.ask("naive_time", pid=pid, x=x, warmup=tp.warmup, min_runs=tp.min_runs, max_runs=tp.max_runs,
-                         budget_s=min(tp.budget_s, self.remaining()))
+        self.emit("timing", blocked.describe(tp))
+        h, *_ = self.ask("naive_time", pset_id=pset_id, x=x, warmup=tp.warmup, min_runs=tp.min_runs,
+                         max_runs=tp.max_runs, budget_s=min(tp.budget_s, self.remaining()))
         if not h.get("ok", True) or h.get("error"):
             raise _Verdict("runtime_error", str(h.get("error")))
         ref, cand = _floats(h.get("ref")), _floats(h.get("cand"))
         if not ref or not cand:
             raise _Verdict("runtime_error", "timing returned no samples")
         self.kernel_s += sum(ref) + sum(cand)
-        s = speedup_point(ref, cand, tp.statistic)
-        ci = speedup_ci(ref, cand, paired=False, statistic=tp.statistic, rng=self.rng)
-        self.timing = Timing("blocked", summary(ref, tp.statistic), summary(cand, tp.statistic), s, ci,
-                             min(len(ref), len(cand)), contains_one(ci), self.g.blas_threads,
-                             ref_samples=ref, cand_samples=cand)
+        self.timing = blocked.from_samples(tp, ref, cand, self.rng, self.g.blas_threads)
         self.emit("timing", f"reference {self.timing.t_ref * 1e3:.3f} ms x{len(ref)}, candidate "
-                            f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True, speedup=s, speedup_ci=ci)
+                            f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True,
+                  speedup=self.timing.speedup, speedup_ci=self.timing.speedup_ci)
 
     def interleaved_timing(self, check_outputs: bool) -> None:
         tp = self.mode.timing
         assert tp is not None
-        pid, params = self.g.params(self.task, "default", -1)
+        pset_id, params = self.g.params(self.task, "default", -1)
         stream = self.g.stream(self.task)
-        self.emit("timing", "timing: pairs on fresh inputs, random order in each pair, median; "
-                            f"until the 95% CI is within ±{tp.target_rel_ci:.0%} or {tp.budget_s:g} s")
-        ref_t: list[float] = []
-        cand_t: list[float] = []
-        over_ref: list[float] = []
-        over_cand: list[float] = []
-        checked = 0
-        t0 = time.perf_counter()
-        last: tuple[np.ndarray, np.ndarray] | None = None
         # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same
         # core), not in the long-lived worker that computed the trial references: a warm heap and a cold
         # one differ by more than the 2 % this step tries to resolve.
         try:
             self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
             load_reference(self.ref_timer, self.task, self.remaining())
-            give_params(self.ref_timer, pid, params, self.remaining())
+            give_params(self.ref_timer, pset_id, params, self.remaining())
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        for k in range(tp.warmup):
-            self.pair(pid, params, stream.next(), True)
-        orders = iter(pair_orders(self.rng, tp.max_runs))
-        while not should_stop(ref_t, cand_t, time.perf_counter() - t0, tp.min_runs, tp.max_runs,
-                              min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0)), tp.target_rel_ci, self.rng):
-            self.check_cancel()
-            x = stream.next()
-            (rt, ro, r_over), (ct, co, c_over) = self.pair(pid, params, x, next(orders))
-            ref_t.append(rt)
-            cand_t.append(ct)
-            over_ref.append(r_over)
-            over_cand.append(c_over)
-            last = (ro, co)
-            if check_outputs and self.rng.random() < 0.25:  # a secret sample of timed outputs
-                self.check_timed(co, ro, len(cand_t))
-                checked += 1
-            if len(cand_t) % 5 == 0:
-                self.emit("timing", f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
-                                    f"{np.median(cand_t) * 1e3:.3f} ms")
-        if check_outputs and last is not None:
-            self.check_timed(last[1], last[0], len(cand_t))
-            checked += 1
+        t0 = time.perf_counter()
+        budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
+        try:
+            self.timing, kernel_s = interleaved.measure(
+                self.task, tp, ref_call=lambda x: self.time_reference(pset_id, x),
+                cand_call=lambda x: self.time_candidate(pset_id, x), next_input=stream.next,
+                check_timed=self.check_timed if check_outputs else None, budget_s=budget, rng=self.rng,
+                emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
+                now=time.perf_counter, blas_threads=self.g.blas_threads)
+        except TimingAborted as e:
+            raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         self.verify_params("timing")
-        self.kernel_s += sum(ref_t) + sum(cand_t)
-        # The candidate's worker reports its own kernel times; its clock is only believed when the time
-        # around the call, as the grader saw it, matches what the reference's worker needs for the same
-        # data movement.
-        # A clock that under-reports by a factor f leaves (f - 1) x the claimed time unaccounted for; honest
-        # differences (bigger params to verify, say) are small next to the kernel and the reference's own.
-        ref_over = float(np.median(over_ref))
-        extra = float(np.median(over_cand)) - ref_over
-        if extra > max(0.5 * ref_over, 0.002, 0.5 * float(np.median(cand_t))):
-            # Not rejected (load alone can open such a gap): the grader's own clock is used instead, round
-            # trip minus what the reference's worker needs around a call, so a patched clock buys nothing.
-            cand_t = [max(t, t + o - ref_over) for t, o in zip(cand_t, over_cand)]
-            self.emit("timing", f"the candidate's reported kernel times leave +{extra * 1e3:.2f} ms per call "
-                                "unaccounted for; using the grader's clock instead", False)
-        elif extra > max(0.0002, 0.03 * float(np.median(cand_t))):
-            # A smaller gap still counts as candidate time: a worker clock can make a candidate look slower,
-            # never faster. (Below 3 % or 0.2 ms it is indistinguishable from noise and left alone.)
-            cand_t = [t + extra for t in cand_t]
-        s = speedup_point(ref_t, cand_t)
-        ci = speedup_ci(ref_t, cand_t, rng=self.rng)
-        t_cand = float(np.median(cand_t))
-        roof = roofline.get()
-        floor = roof.floor_s(self.task.min_flops, self.task.min_bytes)
-        if t_cand < roofline.IMPLAUSIBLE_FACTOR * floor:
-            msg = (f"rejected: implausible: the least work for {self.task.name} is {self.task.min_bytes / 1e6:.1f} MB "
-                   f"and {self.task.min_flops / 1e9:.2f} GFLOP; at this machine's {roof.gbs:.1f} GB/s and "
-                   f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate "
-                   f"claims {t_cand * 1e3:.3f} ms")
-            self.emit("timing", msg, False)
-            raise _Verdict("rejected", msg)
-        self.timing = Timing("interleaved", float(np.median(ref_t)), t_cand, s, ci, len(cand_t), contains_one(ci),
-                             self.g.blas_threads, achieved_gbs=self.task.min_bytes / t_cand / 1e9,
-                             achieved_gflops=self.task.min_flops / t_cand / 1e9, roof_fraction=floor / t_cand,
-                             ref_samples=ref_t, cand_samples=cand_t)
-        self.emit("timing", f"{len(cand_t)} pairs: reference {self.timing.t_ref * 1e3:.3f} ms, candidate "
-                            f"{self.timing.t_cand * 1e3:.3f} ms ({self.timing.roof_fraction:.0%} of the roof); "
-                            f"{checked} timed outputs checked", True,
-                  speedup=s, speedup_ci=ci)
+        self.kernel_s += kernel_s
 
-    def pair(self, pid: str, params: dict, x: dict, ref_first: bool) -> tuple[tuple, tuple]:
-        """Run reference and candidate once each on the same fresh input; (seconds, output, overhead)."""
-        def run_ref() -> tuple[float, np.ndarray, float]:
-            assert self.ref_timer is not None
-            try:
-                h, arrays, ts, tr = self.ref_timer.request("call", self.remaining(), fn=f"ref:{self.task.name}",
-                                                           pid=pid, x=x, alloc="nan", out_bytes=out_bytes(self.task))
-            except WorkerError as e:
-                raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-            if not h.get("ok") or not arrays:
-                raise _Verdict("runtime_error", f"reference failed while timing: {h.get('error')}")
-            out = arrays[0]
-            t = (h["t1"] - h["t0"]) / 1e9
-            return t, out, (tr - ts) / 1e9 - t
+    def time_reference(self, pset_id: str, x: dict) -> TimedCall:
+        assert self.ref_timer is not None
+        try:
+            h, arrays, ts, tr = self.ref_timer.request("call", self.remaining(), fn=f"ref:{self.task.name}",
+                                                       pset_id=pset_id, x=x, alloc="nan", out_bytes=out_bytes(self.task))
+        except WorkerError as e:
+            raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
+        if not h.get("ok") or not arrays:
+            raise _Verdict("runtime_error", f"reference failed while timing: {h.get('error')}")
+        t = (h["t1"] - h["t0"]) / 1e9
+        return TimedCall(t, arrays[0], (tr - ts) / 1e9 - t)
 
-        def run_cand() -> tuple[float, np.ndarray, float]:
-            h, arrays, ts, tr = self.ask("call", fn="cand", pid=pid, x=x, alloc=self.mode.alloc,
-                                         out_bytes=out_bytes(self.task))
-            if not h.get("ok"):
-                raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
-            self.check_hygiene(h, "timing", "while timing")
-            t0, t1 = h.get("t0"), h.get("t1")
-            if not (isinstance(t0, int) and isinstance(t1, int) and ts <= t0 <= t1 <= tr):
-                raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
-                                           "grader's own measurement of the call")
-            t = (t1 - t0) / 1e9
-            if not arrays:
-                raise _Verdict("wrong", f"while timing: output is {h.get('out_type')}, not numpy.ndarray")
-            return t, arrays[0], (tr - ts) / 1e9 - t
-
-        if ref_first:
-            r = run_ref()
-            c = run_cand()
-        else:
-            c = run_cand()
-            r = run_ref()
-        return r, c
+    def time_candidate(self, pset_id: str, x: dict) -> TimedCall:
+        h, arrays, ts, tr = self.ask("call", fn="cand", pset_id=pset_id, x=x, alloc=self.mode.alloc,
+                                     out_bytes=out_bytes(self.task))
+        if not h.get("ok"):
+            raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
+        self.check_hygiene(h, "timing", "while timing")
+        t0, t1 = h.get("t0"), h.get("t1")
+        if not (isinstance(t0, int) and isinstance(t1, int) and ts <= t0 <= t1 <= tr):
+            raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
+                                       "grader's own measurement of the call")
+        t = (t1 - t0) / 1e9
+        if not arrays:
+            raise _Verdict("wrong", f"while timing: output is {h.get('out_type')}, not numpy.ndarray")
+        return TimedCall(t, arrays[0], (tr - ts) / 1e9 - t)
 
     def check_timed(self, out: np.ndarray, ref: np.ndarray, n: int) -> None:
         c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)

@@ -8,6 +8,7 @@ every candidate of a task is judged against the same draws), and the timing inpu
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import secrets
 import threading
@@ -15,10 +16,14 @@ from collections import OrderedDict
 
 import numpy as np
 
-from kbench.core import tasks as tasks_mod
-from kbench.core.distributions import ALL_DISTS
 from kbench.sandbox.server import Worker
 from kbench.core.tasks import Task
+
+def name_key(name: str) -> int:
+    """A seed component derived from a name, not a position: adding a task or a distribution leaves
+    every other one's draws unchanged."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+
 
 class _TimingStream:
     """Fresh timing inputs without paying for a fresh random draw each call: each call copies a window
@@ -65,18 +70,16 @@ class Grader:
 
     # -- the truth ---------------------------------------------------------------------------------
 
-    def _task_index(self, task: Task) -> int:
-        return list(tasks_mod.TASK).index(task.name) if task.name in tasks_mod.TASK else 99
 
     def params(self, task: Task, kind: str, draw: int) -> tuple[str, dict]:
         key = (task.name, kind, draw)
         if key not in self._params:
-            rng = np.random.default_rng([self.seed, self._task_index(task), 2, draw + 1])
+            rng = np.random.default_rng([self.seed, name_key(task.name), 2, draw + 1])
             self._params[key] = task.make_params(rng, kind == "random", max(draw, 0))
         return f"{task.name}:{kind}:{draw}", self._params[key]
 
     def inputs(self, task: Task, trial: int, dist: str) -> dict[str, np.ndarray]:
-        rng = np.random.default_rng([self.seed, self._task_index(task), 1, trial, ALL_DISTS.index(dist)])
+        rng = np.random.default_rng([self.seed, name_key(task.name), 1, trial, name_key(dist)])
         return task.make_inputs(rng, dist)
 
     def ref_worker(self, task: Task, timeout: float) -> Worker:
@@ -89,38 +92,38 @@ class Grader:
             self._ref_loaded.add(task.name)
         return self._ref
 
-    def ensure_ref_params(self, task: Task, pid: str, params: dict, timeout: float) -> None:
-        if pid not in self._ref_params:
-            give_params(self.ref_worker(task, timeout), pid, params, timeout)
-            self._ref_params.add(pid)
+    def ensure_ref_params(self, task: Task, pset_id: str, params: dict, timeout: float) -> None:
+        if pset_id not in self._ref_params:
+            give_params(self.ref_worker(task, timeout), pset_id, params, timeout)
+            self._ref_params.add(pset_id)
 
     def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
                   timeout: float) -> tuple[dict, str, dict, np.ndarray]:
         """(inputs, parameter-set id, params, reference output) for one trial; cached per session."""
-        pid, params = self.params(task, kind, draw)
-        key = (task.name, trial, dist, pid)
+        pset_id, params = self.params(task, kind, draw)
+        key = (task.name, trial, dist, pset_id)
         if key in self._refs:
             self._refs.move_to_end(key)
             x, out = self._refs[key]
-            return x, pid, params, out
+            return x, pset_id, params, out
         x = self.inputs(task, trial, dist)
-        out = self._reference_output(task, pid, params, x, timeout)
+        out = self._reference_output(task, pset_id, params, x, timeout)
         self._refs[key] = (x, out)
         while len(self._refs) > self.cache_size:
             self._refs.popitem(last=False)
-        return x, pid, params, out
+        return x, pset_id, params, out
 
-    def _reference_output(self, task: Task, pid: str, params: dict, x: dict, timeout: float) -> np.ndarray:
-        self.ensure_ref_params(task, pid, params, timeout)
+    def _reference_output(self, task: Task, pset_id: str, params: dict, x: dict, timeout: float) -> np.ndarray:
+        self.ensure_ref_params(task, pset_id, params, timeout)
         h, arrays, _, _ = self.ref_worker(task, timeout).request(
-            "call", timeout, fn=f"ref:{task.name}", pid=pid, x=x, alloc="nan", out_bytes=out_bytes(task))
+            "call", timeout, fn=f"ref:{task.name}", pset_id=pset_id, x=x, alloc="nan", out_bytes=out_bytes(task))
         if not h.get("ok") or not arrays:
             raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
         return arrays[0]
 
     def stream(self, task: Task) -> _TimingStream:
         if task.name not in self._streams:
-            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, self._task_index(task), 3]))
+            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, name_key(task.name), 3]))
         return self._streams[task.name]
 
     def close(self) -> None:
@@ -136,11 +139,11 @@ def load_reference(worker: Worker, task: Task, timeout: float) -> None:
         raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
 
 
-def give_params(worker: Worker, pid: str, params: dict, timeout: float) -> None:
+def give_params(worker: Worker, pset_id: str, params: dict, timeout: float) -> None:
     """Hand a reference worker a parameter set (no init: the reference takes params as drawn)."""
-    h, *_ = worker.request("params", timeout, pid=pid, params=params, init=False)
+    h, *_ = worker.request("params", timeout, pset_id=pset_id, params=params, init=False)
     if not h.get("ok"):
-        raise RuntimeError(f"reference worker refused parameter set {pid}: {h.get('error')}")
+        raise RuntimeError(f"reference worker refused parameter set {pset_id}: {h.get('error')}")
 
 
 def out_bytes(task: Task) -> int:

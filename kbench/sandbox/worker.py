@@ -262,23 +262,23 @@ def _load(st: _State, req: dict) -> tuple[dict, list]:
 
 
 def _params(st: _State, req: dict) -> tuple[dict, list]:
-    pid, raw = req["pid"], req["params"]
-    st.params_raw[pid] = raw
+    pset_id, raw = req["pset_id"], req["params"]
+    st.params_raw[pset_id] = raw
     p = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in raw.items()}
     if st.init is not None and req.get("init", True):
         p = st.init(p)
         if not isinstance(p, dict):
             return {"ok": False, "error": f"init() returned {type(p).__name__}, expected the params dict"}, []
-    st.params[pid] = p
-    st.params_saved[pid] = {k: v.copy() for k, v in p.items() if type(v) is _ndarray}
+    st.params[pset_id] = p
+    st.params_saved[pset_id] = {k: v.copy() for k, v in p.items() if type(v) is _ndarray}
     return {"ok": True}, []
 
 
 def _verify(st: _State, req: dict) -> tuple[dict, list]:
     """Params still as init left them? Asked after the trials and after timing, not per call: per call,
     verifying a large init product made the candidate's calls look slower than the reference's."""
-    changed = sorted({k for pid, saved in st.params_saved.items() for k, b in saved.items()
-                      if not _same(st.params[pid].get(k), b)})
+    changed = sorted({k for pset_id, saved in st.params_saved.items() for k, b in saved.items()
+                      if not _same(st.params[pset_id].get(k), b)})
     return {"params_changed": changed}, []
 
 
@@ -294,11 +294,11 @@ def _out_header(st: _State, req: dict, out: object) -> tuple[dict, list]:
 
 def _call(st: _State, req: dict) -> tuple[dict, list]:
     """One timed call; hygiene facts are gathered here, judged by the parent."""
-    which, pid, x = req["fn"], req["pid"], _unstage(st, req)
+    which, pset_id, x = req["fn"], req["pset_id"], _unstage(st, req)
     fn = st.fns[which]
     # Both roles get the copies ``_params`` made (the reference's without init): the same allocation path
     # in twin processes, so neither side's weights sit in a luckier memory layout.
-    params = st.params[pid]
+    params = st.params[pset_id]
     alloc = _nan_alloc if req["alloc"] == "nan" else st.pool.alloc
     staged = _staged(st, req)  # the parent's bytes, still in the arena: what x must still equal
     threads = _n_threads()
@@ -318,12 +318,13 @@ def _call(st: _State, req: dict) -> tuple[dict, list]:
 def _naive_trial(st: _State, req: dict) -> tuple[dict, list]:
     """KernelBench v0 in one process: reference first on the same (uncopied) inputs, then the candidate;
     the reference's output block goes back to the caching allocator once copied for comparison."""
-    x, pid = _unstage(st, req), req["pid"]
-    ref_out = st.fns["ref"](x, st.params_raw[pid], None)
+    x, pset_id = _unstage(st, req), req["pset_id"]
+    ref_out = st.fns["ref"](x, st.params_raw[pset_id], None)
     expected = np.array(ref_out, copy=True)
     st.pool.release(ref_out)
+    alloc = _nan_alloc if req.get("alloc") == "nan" else st.pool.alloc
     try:
-        out = st.fns["cand"](x, st.params[pid], st.pool.alloc)
+        out = st.fns["cand"](x, st.params[pset_id], alloc)
     except BaseException as e:  # noqa: BLE001
         return {"ok": False, "raised": error_line(e)}, []
     c = compare(out, expected, req["atol"], req["rtol"], exact=False)
@@ -333,12 +334,12 @@ def _naive_trial(st: _State, req: dict) -> tuple[dict, list]:
 def _naive_time(st: _State, req: dict) -> tuple[dict, list]:
     """KernelBench v0 timing: one reused input; warm-up, then all reference runs, then all candidate runs.
     The clock is looked up at each use, as a harness sharing a process with the candidate does."""
-    x, pid = _unstage(st, req), req["pid"]
+    x, pset_id = _unstage(st, req), req["pset_id"]
     warmup, lo, hi, budget = req["warmup"], req["min_runs"], req["max_runs"], req["budget_s"]
     samples: dict[str, list[float]] = {}
     for which in ("ref", "cand"):
         fn = st.fns[which]
-        params = st.params_raw[pid] if which == "ref" else st.params[pid]
+        params = st.params_raw[pset_id] if which == "ref" else st.params[pset_id]
         alloc = None if which == "ref" else st.pool.alloc
         t_start = time.perf_counter()
         for _ in range(warmup):

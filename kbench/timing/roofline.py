@@ -13,8 +13,12 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kbench.core.tasks import Task
 
 IMPLAUSIBLE_FACTOR = 0.25
 
@@ -80,3 +84,15 @@ def get(remeasure: bool = False) -> Roof:
     except OSError:
         pass  # an unwritable data directory only costs a re-measurement next time
     return _cached
+
+
+def implausibility(task: "Task", t_cand: float) -> str | None:
+    """Why ``t_cand`` seconds is physically impossible for ``task`` on this machine, or None."""
+    roof = get()
+    floor = roof.floor_s(task.min_flops, task.min_bytes)
+    if t_cand >= IMPLAUSIBLE_FACTOR * floor:
+        return None
+    return (f"rejected: implausible: the least work for {task.name} is {task.min_bytes / 1e6:.1f} MB "
+            f"and {task.min_flops / 1e9:.2f} GFLOP; at this machine's {roof.gbs:.1f} GB/s and "
+            f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate "
+            f"claims {t_cand * 1e3:.3f} ms")

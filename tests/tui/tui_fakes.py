@@ -38,7 +38,8 @@ def fake_result(task: str, name: str | None, mode: Mode) -> Result:
         trials.append(Trial(i, d, pset, not bad, "max abs err 0.5" if bad else "max abs err 1e-06",
                             0.5 if bad else 1e-6, None))
     s = speed(name, m)
-    timing = Timing("interleaved", 0.010, 0.010 / s, s, (round(s * 0.95, 3), round(s * 1.05, 3)), 12, False)
+    timing = Timing(method="interleaved", t_ref=0.010, t_cand=0.010 / s, speedup=s,
+                    speedup_ci=(round(s * 0.95, 3), round(s * 1.05, 3)), n_samples=12, noise=False)
     first_bad = next((t for t in trials if not t.ok), None)
     if first_bad is not None:
         timed = timing if mode.time_wrong else None

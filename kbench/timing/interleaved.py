@@ -1,0 +1,135 @@
+"""Hardened timing: reference and candidate in pairs on fresh inputs, random order inside each pair.
+
+Method: after ``policy.warmup`` untimed pairs, pairs are sampled until ``stats.should_stop`` says the
+speedup's interval answers the question (or the budget or ``max_runs`` is reached). Speedup = median
+reference time / median candidate time, with a paired bootstrap interval. The candidate's worker reports
+its own kernel times; they are audited against the grader's round-trip clock (``audit_candidate_clock``)
+and a time below the machine's roofline floor is rejected (``roofline.implausibility``).
+
+This module sees callables, not workers: the grading pipeline supplies how one reference call and one
+candidate call are made, how a fresh input is drawn and how a timed output is checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from kbench.core.modes import TimingPolicy
+from kbench.core.results import Timing
+from kbench.core.tasks import Task
+from kbench.timing import roofline
+from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
+
+#: A gap between the candidate's reported kernel time and the grader's round trip this large (relative to the
+#: reference worker's own round-trip overhead, or absolute, or relative to the kernel) means the candidate's
+#: clock is not believed at all: the grader's clock is used instead.
+CLOCK_DISTRUST_REL_OVERHEAD = 0.5
+CLOCK_DISTRUST_ABS_S = 0.002
+CLOCK_DISTRUST_REL_KERNEL = 0.5
+#: A smaller gap above this is charged to the candidate (a worker clock can make it slower, never faster).
+CLOCK_CHARGE_ABS_S = 0.0002
+CLOCK_CHARGE_REL_KERNEL = 0.03
+#: Share of timed outputs checked against the reference (a secret sample), plus the last one.
+CHECKED_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class TimedCall:
+    """One call as the timing step saw it: kernel seconds, the output, and round-trip time beyond the kernel."""
+
+    seconds: float
+    output: np.ndarray
+    overhead: float
+
+
+class TimingAborted(Exception):
+    """The timing step ended the evaluation (a failing call, an implausible time, a wrong timed output)."""
+
+    def __init__(self, status: str, msg: str) -> None:
+        super().__init__(msg)
+        self.status, self.msg = status, msg
+
+
+Emit = Callable[[str, "bool | None"], None]
+
+
+def audit_candidate_clock(cand_t: list[float], over_cand: list[float], over_ref: list[float],
+                          emit: Emit) -> list[float]:
+    """Candidate kernel times the grader believes, given the round-trip overheads both workers showed."""
+    ref_over = float(np.median(over_ref))
+    extra = float(np.median(over_cand)) - ref_over
+    kernel = float(np.median(cand_t))
+    if extra > max(CLOCK_DISTRUST_REL_OVERHEAD * ref_over, CLOCK_DISTRUST_ABS_S, CLOCK_DISTRUST_REL_KERNEL * kernel):
+        # Not rejected (load alone can open such a gap): round trip minus the reference's own overhead.
+        emit(f"the candidate's reported kernel times leave +{extra * 1e3:.2f} ms per call unaccounted for; "
+             "using the grader's clock instead", False)
+        return [max(t, t + o - ref_over) for t, o in zip(cand_t, over_cand)]
+    if extra > max(CLOCK_CHARGE_ABS_S, CLOCK_CHARGE_REL_KERNEL * kernel):
+        return [t + extra for t in cand_t]
+    return cand_t
+
+
+def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], TimedCall],
+            cand_call: Callable[[dict], TimedCall], next_input: Callable[[], dict],
+            check_timed: Callable[[np.ndarray, np.ndarray, int], None] | None, budget_s: float,
+            rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
+            blas_threads: int | None) -> tuple[Timing, float]:
+    """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent)."""
+    emit("timing: pairs on fresh inputs, random order in each pair, median; "
+         f"until the 95% CI is within ±{policy.target_rel_ci:.0%} or {policy.budget_s:g} s", None)
+
+    def pair(x: dict, ref_first: bool) -> tuple[TimedCall, TimedCall]:
+        if ref_first:
+            r = ref_call(x)
+            return r, cand_call(x)
+        c = cand_call(x)
+        return ref_call(x), c
+
+    for _ in range(policy.warmup):
+        pair(next_input(), True)
+    ref_t: list[float] = []
+    cand_t: list[float] = []
+    over_ref: list[float] = []
+    over_cand: list[float] = []
+    checked = 0
+    last: tuple[TimedCall, TimedCall] | None = None
+    orders = iter(pair_orders(rng, policy.max_runs))
+    t0 = now()
+    while not should_stop(ref_t, cand_t, now() - t0, policy.min_runs, policy.max_runs, budget_s,
+                          policy.target_rel_ci, rng):
+        check_cancel()
+        r, c = pair(next_input(), next(orders))
+        ref_t.append(r.seconds)
+        cand_t.append(c.seconds)
+        over_ref.append(r.overhead)
+        over_cand.append(c.overhead)
+        last = (r, c)
+        if check_timed is not None and rng.random() < CHECKED_SHARE:
+            check_timed(c.output, r.output, len(cand_t))
+            checked += 1
+        if len(cand_t) % 5 == 0:
+            emit(f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
+                 f"{np.median(cand_t) * 1e3:.3f} ms", None)
+    if check_timed is not None and last is not None:
+        check_timed(last[1].output, last[0].output, len(cand_t))
+        checked += 1
+    kernel_s = sum(ref_t) + sum(cand_t)
+    cand_t = audit_candidate_clock(cand_t, over_cand, over_ref, emit)
+    t_cand = float(np.median(cand_t))
+    implausible = roofline.implausibility(task, t_cand)
+    if implausible:
+        emit(implausible, False)
+        raise TimingAborted("rejected", implausible)
+    s = speedup_point(ref_t, cand_t)
+    ci = speedup_ci(ref_t, cand_t, rng=rng)
+    floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
+    timing = Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
+                    n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,
+                    achieved_gbs=task.min_bytes / t_cand / 1e9, achieved_gflops=task.min_flops / t_cand / 1e9,
+                    roof_fraction=floor / t_cand, ref_samples=ref_t, cand_samples=cand_t)
+    emit(f"{len(cand_t)} pairs: reference {timing.t_ref * 1e3:.3f} ms, candidate {timing.t_cand * 1e3:.3f} ms "
+         f"({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked", True)
+    return timing, kernel_s
