@@ -9,10 +9,12 @@ KernelBench-v0 procedure itself, as KernelBench does in-process, and can be fool
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
 import threading
 import time
-from typing import Any
+from typing import Any, Callable, ContextManager
 
 import numpy as np
 
@@ -27,6 +29,10 @@ from kbench.grading.truth import Grader, default_grader, give_params, load_refer
 from kbench.sandbox.server import Worker, WorkerError
 from kbench.timing import blocked, interleaved
 from kbench.timing.interleaved import TimedCall, TimingAborted
+
+
+#: Entered around the timing step; yields the core to time on (None: keep the grader's).
+TimingLaneHook = Callable[[], ContextManager["int | None"]]
 
 
 class Cancelled(Exception):
@@ -45,9 +51,12 @@ class _Run:
     """One evaluation: the pipeline's state and its steps."""
 
     def __init__(self, grader: Grader, task: Task, src: str, mode: Mode, cand_name: str | None,
-                 on_event: EventSink | None, cancel: threading.Event | None) -> None:
+                 on_event: EventSink | None, cancel: threading.Event | None,
+                 timing_lane: TimingLaneHook | None = None) -> None:
         self.g, self.task, self.src, self.mode, self.name = grader, task, src, mode, cand_name
         self.on_event, self.cancel = on_event, cancel
+        self.timing_lane = timing_lane
+        self.timing_cpu = grader.cpu  # the core timing runs on (a lane may name another)
         self.t_start = time.perf_counter()
         self.deadline = self.t_start + mode.timeout_s
         self.trials: list[Trial] = []
@@ -243,10 +252,24 @@ class _Run:
     def speed(self, check_outputs: bool = True) -> None:
         if self.mode.timing is None:
             return
-        if self.mode.timing.method == "blocked":
-            self.blocked_timing()
-        else:
-            self.interleaved_timing(check_outputs and self.mode.timing.check_outputs)
+        # A timing lane (batch grading) makes this step wait until it may time alone on the machine, and
+        # names the core to time on.
+        with (self.timing_lane() if self.timing_lane is not None else contextlib.nullcontext()) as cpu:
+            if cpu is not None:
+                self.pin(cpu)
+            if self.mode.timing.method == "blocked":
+                self.blocked_timing()
+            else:
+                self.interleaved_timing(check_outputs and self.mode.timing.check_outputs)
+
+    def pin(self, cpu: int) -> None:
+        """Move the candidate's worker to ``cpu``; the reference's timing twin starts there too."""
+        self.timing_cpu = cpu
+        if self.worker is not None and hasattr(os, "sched_setaffinity"):
+            try:
+                os.sched_setaffinity(self.worker.proc.pid, {cpu})
+            except OSError:
+                pass  # the worker is gone: the next request reports it
 
     def blocked_timing(self) -> None:
         tp = self.mode.timing
@@ -276,7 +299,7 @@ class _Run:
         # core), not in the long-lived worker that computed the trial references: a warm heap and a cold
         # one differ by more than the 2 % this step tries to resolve.
         try:
-            self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
+            self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu)
             load_reference(self.ref_timer, self.task, self.remaining())
             give_params(self.ref_timer, pset_id, params, self.remaining())
         except (WorkerError, OSError, RuntimeError) as e:
@@ -342,12 +365,16 @@ def _floats(v: Any) -> list[float]:
 
 def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand_name: str | None = None, *,
              dists: "tuple[str, ...] | list[str] | None" = None, on_event: EventSink | None = None,
-             cancel: threading.Event | None = None, grader: Grader | None = None) -> Result:
-    """Grade candidate source ``src`` on ``task`` under ``mode``; stream step events to ``on_event``."""
+             cancel: threading.Event | None = None, grader: Grader | None = None,
+             timing_lane: TimingLaneHook | None = None) -> Result:
+    """Grade candidate source ``src`` on ``task`` under ``mode``; stream step events to ``on_event``.
+
+    ``timing_lane``: a context manager factory entered around the timing step, yielding the core to time
+    on or None (batch grading passes ``kbench.grading.lanes.TimingLane.timing``)."""
     t = tasks_mod.get(task) if isinstance(task, str) else task
     m = modes_mod.get(mode)
     if dists is not None:
         m = m.with_dists(tuple(dists))
     g = grader or default_grader()
     with g.lock:
-        return _Run(g, t, src, m, cand_name, on_event, cancel).execute()
+        return _Run(g, t, src, m, cand_name, on_event, cancel, timing_lane).execute()
