@@ -94,7 +94,29 @@ class _Run:
 
     # -- steps -------------------------------------------------------------------------------------
 
+    def _watch_cancel(self, done: threading.Event) -> None:
+        """Kill this run's workers as soon as ``cancel`` is set, so a request blocked on a kernel (an
+        infinite loop, say) returns at once instead of at the time-out; the run then ends in Cancelled.
+        Keeps killing until the run is over: a worker started right after the cancel dies too."""
+        assert self.cancel is not None
+        while not done.is_set():
+            if self.cancel.wait(0.05):
+                for w in (self.worker, self.ref_timer):
+                    if w is not None:
+                        w.kill()
+                if done.wait(0.05):
+                    return
+
     def execute(self) -> Result:
+        done = threading.Event()
+        if self.cancel is not None:
+            threading.Thread(target=self._watch_cancel, args=(done,), daemon=True, name="kbench-cancel").start()
+        try:
+            return self._execute()
+        finally:
+            done.set()
+
+    def _execute(self) -> Result:
         self.emit("start", f"{self.task.name}/{self.name or 'candidate'} in {self.mode.name} mode "
                            f"({', '.join(self.mode.dists)})")
         status, msg = "correct", ""
@@ -115,6 +137,8 @@ class _Run:
             self.speed()
             msg = f"{self.timing.speedup:.2f}x" if self.timing else "correct"
         except _Verdict as v:
+            if self.cancel is not None and self.cancel.is_set():
+                raise Cancelled() from None  # a killed worker's error is the cancel, not a verdict
             status, msg = v.status, v.msg
         finally:
             for w in (self.worker, self.ref_timer):

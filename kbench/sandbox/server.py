@@ -161,6 +161,10 @@ class Worker:
         except Exception:  # noqa: BLE001 - already gone
             pass
 
+    def kill(self) -> None:
+        """Stop the process now (a cancelled evaluation); a request waiting on it fails with "died"."""
+        self._kill()
+
     def _stage(self, x: dict[str, np.ndarray], out_bytes: int) -> dict[str, Any]:
         """Copy inputs into the shared arena (growing it when needed); describe where they are."""
         spec, off = [], 0
