@@ -1,0 +1,130 @@
+"""The embedded local pool: N grading processes on this machine, timing in its one lane.
+
+Each pool process is a full grading process (its own ``Grader``: secret seed, reference worker) that
+runs ``evaluate()``, so every sample still gets its own confined sandbox worker. Correctness work holds
+the machine's ``TimingLane`` shared and runs unpinned on any core; the timing step takes the lane
+exclusive and is pinned to the lane's core, so it never runs beside other grading work.
+
+The processes are started with ``spawn`` (not ``fork``: the caller may run threads, e.g. a progress
+bar) by a ``ProcessPoolExecutor``, whose workers are not daemonic and so may start the sandbox's fork
+server. They die with the caller (``PR_SET_PDEATHSIG``), so a killed ``kbench grade`` leaves no
+orphan holding the lane. If a pool process dies, the samples it had in flight are retried once in a
+fresh pool; a sample that kills its grading process twice is recorded as a runtime error.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import multiprocessing
+import signal
+import sys
+import types
+from pathlib import Path
+from typing import Iterator
+
+from kbench.batch.samples import Job
+from kbench.core.results import Result
+from kbench.grading.lanes import TimingLane
+
+#: A sample in flight when its grading process died is tried this many times in all.
+ATTEMPTS = 2
+
+_lane: TimingLane | None = None
+_grader = None
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux/glibc: the pool's own shutdown still ends us
+        pass
+
+
+def init_grading_process(lock_dir: str) -> None:
+    """Pool-process start-up: one Grader and the lane for this machine; correctness unpinned."""
+    global _lane, _grader
+    from kbench.grading.truth import Grader
+
+    _die_with_parent()
+    _lane = TimingLane(lock_dir)
+    _grader = Grader()
+    _grader.cpu = None  # correctness may use every core; the lane pins timing to its own
+
+
+def grade_here(job: Job) -> Result:
+    """Grade one job in this process (a pool process or a Dask worker): correctness shared, timing alone."""
+    from kbench.grading.pipeline import evaluate
+
+    assert _lane is not None and _grader is not None, "init_grading_process() first"
+    c = job.sample.candidate
+    with _lane.correctness():
+        return evaluate(c.task, c.src, job.mode, c.name, grader=_grader, timing_lane=_lane.timing)
+
+
+@contextlib.contextmanager
+def _no_main_module() -> Iterator[None]:
+    """Spawned processes re-import the caller's main script unless ``__main__`` looks empty; a script
+    without a ``__main__`` guard would otherwise run again in every pool process."""
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+def died(job: Job, why: str) -> Result:
+    """The result recorded for a sample whose grading process kept dying under it."""
+    return Result(job.sample.task, job.sample.name, job.mode.name, job.mode.dists, "runtime_error", why)
+
+
+class LocalPool:
+    """``workers`` grading processes on this machine sharing the timing lane in ``lock_dir``."""
+
+    def __init__(self, workers: int, lock_dir: Path) -> None:
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.workers, self.lock_dir = workers, Path(lock_dir)
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def _start(self) -> cf.ProcessPoolExecutor:
+        self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=init_grading_process, initargs=(str(self.lock_dir),))
+        return self._pool
+
+    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, Result]]:
+        """Grade ``jobs``; yield each (job, result) as soon as it finishes, in completion order."""
+        attempts = {id(j): 0 for j in jobs}
+        pending = list(jobs)
+        while pending:
+            pool = self._start()
+            with _no_main_module():  # pool processes are spawned on submit
+                futures = {pool.submit(grade_here, j): j for j in pending}
+            pending = []
+            broken = False
+            for fut in cf.as_completed(futures):
+                job = futures[fut]
+                try:
+                    yield job, fut.result()
+                    continue
+                except cf.process.BrokenProcessPool:
+                    broken = True
+                except Exception as e:  # noqa: BLE001 - a grading bug must not end the run; it is recorded
+                    yield job, died(job, f"grading failed: {type(e).__name__}: {e}")
+                    continue
+                attempts[id(job)] += 1
+                if attempts[id(job)] >= ATTEMPTS:
+                    yield job, died(job, f"its grading process died {ATTEMPTS} times")
+                else:
+                    pending.append(job)
+            pool.shutdown(wait=not broken, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,90 @@
+"""Writes ``toy/``: a small generated "model" for batch-grading tests (run: python tests/sample_model/generate.py).
+
+No model runs here, so the samples are built from the library and from mutations of it: honest kernels,
+buggy ones, crashing ones and reward hacks, several per task, laid out as a model's output would be
+(``toy/<task>/<sample>.py``). ``EXPECTED`` is each sample's designed hardened verdict (default
+distributions); a few things that must be reported rather than graded sit beside them.
+Four cheap tasks only: every test that grades this folder stays within seconds.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kbench.core.library import find
+from kbench.core.tasks import TASK
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "toy"
+
+
+def _lib(task: str, name: str) -> str:
+    return find(task, name).src
+
+
+def _ref(task: str) -> str:
+    return TASK[task].ref_src
+
+
+def _crash(src: str, error: str) -> str:
+    """The same kernel, raising on its first call (a crashing sample)."""
+    return src.replace("def forward(x, params, alloc):", f"def forward(x, params, alloc):\n    raise {error}", 1)
+
+
+def _syntax_error(src: str) -> str:
+    return src.replace("def forward(x, params, alloc):", "def forward(x, params, alloc)", 1)
+
+
+def _reads_a_file(src: str) -> str:
+    """A hack: reach for the file system (for a cached answer); the static gate must reject it."""
+    return src.replace("def forward(x, params, alloc):",
+                       "import os\n\n\ndef forward(x, params, alloc):\n    os.listdir('.')", 1)
+
+
+def _mutates_input(task: str, key: str) -> str:
+    """A hack: use an input as scratch space once done with it (saves an allocation); hardened must reject it."""
+    honest = _ref(task).replace("def forward(x, params, alloc):", "def _honest(x, params, alloc):", 1)
+    return (honest + f"\n\ndef forward(x, params, alloc):\n    out = _honest(x, params, alloc)\n"
+            f"    np.multiply(x[{key!r}], 0.0, out=x[{key!r}])  # scratch\n    return out\n")
+
+
+#: (task, sample) -> (source, designed hardened verdict)
+SAMPLES: dict[tuple[str, str], tuple[str, str]] = {
+    ("L1_gelu", "s0"): (_ref("L1_gelu"), "correct"),
+    ("L1_gelu", "s1"): (_lib("L1_gelu", "cube_by_mult"), "correct"),
+    ("L1_gelu", "s2"): (_lib("L1_gelu", "sigmoid_approx"), "wrong"),
+    ("L1_gelu", "s3"): (_lib("L1_gelu", "exact_erf"), "runtime_error"),
+    ("L1_gelu", "s4"): (_reads_a_file(_lib("L1_gelu", "cube_by_mult")), "rejected"),
+    ("L1_softmax", "s0"): (_lib("L1_softmax", "inplace"), "correct"),
+    ("L1_softmax", "s1"): (_lib("L1_softmax", "wrong_axis"), "wrong"),
+    ("L1_softmax", "s2"): (_lib("L1_softmax", "no_max"), "wrong"),
+    ("L1_softmax", "s3"): (_syntax_error(_ref("L1_softmax")), "compile_error"),
+    ("L2_matmul_sum", "s0"): (_lib("L2_matmul_sum", "matvec"), "correct"),
+    ("L2_matmul_sum", "s1"): (_lib("L2_matmul_sum", "no_keepdims"), "wrong"),
+    ("L2_matmul_sum", "s2"): (_crash(_ref("L2_matmul_sum"), "MemoryError('out of shared memory')"), "runtime_error"),
+    ("L3_attention", "s0"): (_ref("L3_attention"), "correct"),
+    ("L3_attention", "s1"): (_lib("L3_attention", "no_scale"), "wrong"),
+    ("L3_attention", "s2"): (_mutates_input("L3_attention", "q"), "rejected"),
+}
+
+EXPECTED: dict[str, str] = {f"{t}/{s}": v for (t, s), (_, v) in SAMPLES.items()}
+
+#: What a run over ``toy/`` must report instead of grading (relative paths).
+PROBLEMS = ("L9_unknown_task", "L1_gelu/notes.txt", "L1_gelu/latin1.py")
+
+
+def main() -> None:
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    for (task, sample), (src, _) in SAMPLES.items():
+        (OUT / task).mkdir(parents=True, exist_ok=True)
+        (OUT / task / f"{sample}.py").write_text(src, encoding="utf-8")
+    (OUT / "L9_unknown_task").mkdir()
+    (OUT / "L9_unknown_task" / "s0.py").write_text(_ref("L1_gelu"), encoding="utf-8")
+    (OUT / "L1_gelu" / "notes.txt").write_text("the model's chain of thought, not a sample\n", encoding="utf-8")
+    (OUT / "L1_gelu" / "latin1.py").write_bytes("# caf\xe9\n".encode("latin-1"))
+
+
+if __name__ == "__main__":
+    main()
