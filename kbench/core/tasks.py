@@ -71,7 +71,9 @@ def _no_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
 def _weight(rng: np.random.Generator, shape: tuple[int, int], randomize: bool) -> np.ndarray:
     """W scaled by 1/sqrt(fan_in); random draws also vary the overall gain."""
     gain = rng.uniform(0.5, 2.0) if randomize else 1.0
-    return (rng.standard_normal(shape, dtype=F32) * F32(gain / math.sqrt(shape[0]))).astype(F32)
+    w = distributions.sample(rng, "normal", shape)  # float32, filled in place (no float64 pass, no copy)
+    w *= F32(gain / math.sqrt(shape[0]))
+    return w
 
 
 def _signed(rng: np.random.Generator, draw: int) -> float:
