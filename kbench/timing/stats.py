@@ -9,11 +9,24 @@ Sampling stops when the interval's half-width is within ``target_rel_ci`` of the
 Naive (KernelBench v0): blocked runs, mean; its interval is bootstrapped from each arm independently,
 which is all blocked samples allow.
 
+Stopping rule that answers the question (``stop_reason``): fast_p asks whether the speedup is above
+each p of ``DECISION_POINTS``. Once the interval lies clear of every one of them (by ``DECISION_MARGIN``)
+the answer is known and sampling stops, after only ``EARLY_MIN_RUNS`` pairs when it is far from all of
+them: a 40x kernel needs no ±2 % interval. An interval that still straddles a threshold when the budget
+runs out gets up to ``EXTEND_FACTOR`` times the budget: near 1.0x more pairs are worth their time.
+
+Contention (another process on the machine, a candidate's thread) makes samples heavy-tailed and
+time-correlated. ``contended`` notices it from the spread of the samples or from other processes' CPU
+use measured around the sampling; a contended interval is widened (``honest_ci``: the union with a
+distribution-free interval of the per-pair ratios) and flagged, and the stopping rule keeps sampling
+while it is wide, so it keeps containing the truth instead of looking precise.
+
 These functions see only numbers, so they are tested on synthetic samples, not on wall-clock time.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -75,3 +88,104 @@ def pair_orders(rng: np.random.Generator, n: int) -> list[bool]:
 
 def contains_one(ci: tuple[float, float]) -> bool:
     return ci[0] <= 1.0 <= ci[1]
+
+
+# ------------------------------------------------------------------ decisions, contention, honest intervals
+
+#: The thresholds kbench's scores ask about (fast_p's p values above 0).
+DECISION_POINTS: tuple[float, ...] = (0.5, 1.0, 1.2, 2.0, 5.0, 10.0)
+#: An interval is clear of a threshold p when it lies beyond p by this relative margin (the A/A floor).
+DECISION_MARGIN = 0.01
+#: Pairs enough when the interval is far (``FAR``) from every threshold.
+EARLY_MIN_RUNS = 5
+FAR = 0.10
+#: An undecided interval may use up to this multiple of the budget.
+EXTEND_FACTOR = 2.0
+#: Contention: spread (IQR / median) of either arm above this, or other processes using this many cores.
+SPREAD_LIMIT = 0.10
+OTHER_LOAD_LIMIT = 0.25
+
+
+def spread(samples: Sequence[float]) -> float:
+    """IQR / median: the robust relative spread (0 for fewer than 4 samples)."""
+    a = np.asarray(samples, dtype=np.float64)
+    if len(a) < 4:
+        return 0.0
+    q1, med, q3 = np.quantile(a, [0.25, 0.5, 0.75])
+    return float((q3 - q1) / med) if med > 0 else float("inf")
+
+
+def contended(t_ref: Sequence[float], t_cand: Sequence[float], other_load: float = 0.0) -> bool:
+    """Sampling disturbed: either arm spreads widely, or other processes kept a core's share busy."""
+    return max(spread(t_ref), spread(t_cand)) > SPREAD_LIMIT or other_load > OTHER_LOAD_LIMIT
+
+
+def ratio_median_ci(t_ref: Sequence[float], t_cand: Sequence[float], conf: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval of the median per-pair ratio t_ref/t_cand (order statistics, sign test).
+
+    Needs only independent pairs, not a shape of the noise; with few pairs it is honestly wide."""
+    n = min(len(t_ref), len(t_cand))
+    if n < 2:
+        return (float("nan"), float("nan"))
+    ratios = np.sort(np.asarray(t_ref[:n], np.float64) / np.maximum(np.asarray(t_cand[:n], np.float64), 1e-300))
+    # the largest k with P(Binomial(n, 1/2) < k) <= alpha/2: [ratios[k-1], ratios[n-k]] covers the median
+    alpha = 1 - conf
+    cdf, k = 0.0, 0
+    while k < n:
+        p_k = math.comb(n, k) / 2.0 ** n
+        if cdf + p_k > alpha / 2:
+            break
+        cdf += p_k
+        k += 1
+    k = max(k, 1)
+    return (float(ratios[k - 1]), float(ratios[n - k]))
+
+
+def honest_ci(t_ref: Sequence[float], t_cand: Sequence[float], other_load: float = 0.0,
+              rng: np.random.Generator | None = None) -> tuple[tuple[float, float], bool]:
+    """(interval, contended). Uncontended: the paired bootstrap interval. Contended: its union with the
+    order-statistic interval of the per-pair ratios, which assumes no shape of the noise, so preempted
+    calls and bursts cannot make the interval look tighter than the pairs allow."""
+    lo, hi = speedup_ci(t_ref, t_cand, rng=rng)
+    if not contended(t_ref, t_cand, other_load):
+        return (lo, hi), False
+    rlo, rhi = ratio_median_ci(t_ref, t_cand)
+    if math.isfinite(rlo):
+        lo, hi = min(lo, rlo), max(hi, rhi)
+    return (lo, hi), True
+
+
+def decided(ci: tuple[float, float], points: Sequence[float] = DECISION_POINTS, margin: float = DECISION_MARGIN) -> bool:
+    """The interval lies clear of every threshold: each 'is it above p?' has its answer."""
+    lo, hi = ci
+    return all(lo > p * (1 + margin) or hi < p * (1 - margin) for p in points)
+
+
+def far_from_thresholds(ci: tuple[float, float], points: Sequence[float] = DECISION_POINTS, far: float = FAR) -> bool:
+    return decided(ci, points, far)
+
+
+def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float, min_runs: int, max_runs: int,
+                budget_s: float, target_rel_ci: float, other_load: float = 0.0,
+                points: Sequence[float] = DECISION_POINTS, rng: np.random.Generator | None = None) -> str | None:
+    """Why interleaved sampling stops now, or None to take another pair.
+
+    "precise": the (honest) interval is within ±target_rel_ci; "decided": it is clear of every threshold
+    (after ``EARLY_MIN_RUNS`` pairs when far from all of them, else after ``min_runs``); "max_runs";
+    "budget": the budget is spent and the answer known, or the extended budget is spent too."""
+    n = min(len(t_ref), len(t_cand))
+    if n >= max_runs:
+        return "max_runs"
+    if n < min(EARLY_MIN_RUNS, min_runs):
+        return None
+    ci, _ = honest_ci(t_ref, t_cand, other_load, rng)
+    point = speedup_point(t_ref, t_cand)
+    if n < min_runs:
+        return "decided" if far_from_thresholds(ci, points) else None
+    if (ci[1] - ci[0]) / 2 <= target_rel_ci * point:
+        return "precise"
+    if decided(ci, points):
+        return "decided"
+    if elapsed >= budget_s * EXTEND_FACTOR:
+        return "budget"
+    return None
