@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="skip the slow whole-library matrix of demo 4")
     c = sub.add_parser("calibrate", help="A/A check: each task's reference graded against itself")
     c.add_argument("--repeats", type=int, default=3, metavar="N")
+    from kbench_cli import batch, prompt, scores
+
+    prompt.add_parser(sub)
+    batch.add_parser(sub)
+    scores.add_parser(sub)
     return p
 
 
@@ -53,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "eval":
             return _eval(args)
+        if args.command in ("prompt", "grade", "scores"):
+            return args.run(args)
         if args.command == "list":
             return _list()
         if args.command == "report":

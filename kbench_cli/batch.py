@@ -1,0 +1,181 @@
+"""``kbench grade DIR...``: grade a model's samples into the result store, resumably, with a progress bar.
+
+Each DIR is one model (``DIR/<task>/<sample>.py``; the model's name defaults to the folder's). What is
+already stored under the full key is skipped; everything else is graded, each sample in its own
+sandbox worker, and stored the moment it finishes. Exit codes: 0 every sample found is graded and
+stored, 1 something was reported (an unknown task folder, an unreadable file, a result that could not
+be stored), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from kbench.core.distributions import ALL_DISTS
+
+    g = sub.add_parser("grade", help="grade folders of model samples (DIR/<task>/<sample>.py) into the store")
+    g.add_argument("dirs", nargs="+", metavar="DIR", help="one folder of samples per model")
+    g.add_argument("--model", action="append", metavar="NAME",
+                   help="the model's name (default: the folder's name); once per DIR, in order")
+    g.add_argument("--mode", choices=("naive", "hardened", "both"), default="hardened")
+    g.add_argument("--dist", action="append", metavar="NAME", choices=ALL_DISTS,
+                   help="hardened-mode distribution (repeatable; naive always uses KernelBench's 5 normal draws)")
+    g.add_argument("--correctness-only", action="store_true",
+                   help="skip the timing step (verdicts only; fast_p needs timing)")
+    g.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit per sample (default 30)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="grading processes for correctness (default: this machine's cores); timing always "
+                        "runs one at a time")
+    g.add_argument("--scheduler", metavar="tcp://HOST:8786|local",
+                   help="grade on a Dask cluster (needs the dask extra); 'local' starts one on this machine")
+    g.set_defaults(run=run)
+
+
+def _fail(message: str) -> int:
+    print(f"kbench: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _modes(args: argparse.Namespace) -> list:
+    from kbench.core.modes import HARDENED, NAIVE
+
+    modes = {"naive": [NAIVE], "hardened": [HARDENED], "both": [NAIVE, HARDENED]}[args.mode]
+    out = []
+    for m in modes:
+        if args.dist and m.name == "hardened":
+            m = m.with_dists(tuple(dict.fromkeys(args.dist)))
+        if args.correctness_only:
+            m = dataclasses.replace(m, timing=None)
+        if args.timeout is not None:
+            m = dataclasses.replace(m, timeout_s=args.timeout)
+        out.append(m)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from kbench.batch.samples import discover, jobs_for
+    from kbench.store import Store
+
+    dirs = [Path(d) for d in args.dirs]
+    for d in dirs:
+        if not d.is_dir():
+            return _fail(f"{d}: not a directory")
+    names = args.model or []
+    if names and len(names) != len(dirs):
+        return _fail(f"--model given {len(names)} time(s) for {len(dirs)} folder(s); give it once per DIR or not at all")
+    names = names or [d.resolve().name for d in dirs]
+    if len(set(names)) != len(names):
+        return _fail(f"two folders would be the same model ({', '.join(sorted(n for n in names if names.count(n) > 1))}); "
+                     "name them with --model")
+    if args.timeout is not None and not 0 < args.timeout <= 86400:
+        return _fail("--timeout must be a number of seconds between 0 and 86400")
+    workers = args.workers if args.workers is not None else (len(os.sched_getaffinity(0))
+                                                             if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if workers < 1:
+        return _fail("--workers must be at least 1")
+    try:
+        modes = _modes(args)
+    except ValueError as e:
+        return _fail(str(e))
+
+    samples, problems = [], []
+    for d, name in zip(dirs, names):
+        s, p = discover(d, name)
+        samples += s
+        problems += p
+    for p in problems:
+        print(f"kbench: not graded: {p}", file=sys.stderr)
+    if not samples:
+        return _fail("no samples to grade (expected DIR/<task>/<sample>.py)")
+
+    runner = _runner(args.scheduler, workers)
+    if isinstance(runner, str):
+        return _fail(runner)
+    from kbench.batch.grade import grade, plan
+
+    store = Store()
+    if store.notice:
+        print(f"kbench: {store.notice}", file=sys.stderr)
+    try:
+        todo = plan(jobs_for(samples, modes), store)
+        unstored = _grade_with_progress(todo, store, runner, grade)
+    finally:
+        runner.close()
+        store.close()
+    return 1 if problems or unstored else 0
+
+
+def _runner(scheduler: str | None, workers: int):  # noqa: ANN202 - a Runner, or an error message
+    from kbench.store import default_path
+
+    lock_dir = default_path().parent
+    if scheduler is None:
+        from kbench.batch.pool import LocalPool
+
+        return LocalPool(workers, lock_dir)
+    try:
+        from kbench.batch.dask_runner import DaskRunner, DaskUnavailable
+    except ImportError:
+        return "--scheduler needs Dask: pip install 'kbench[dask]'"
+    try:
+        return DaskRunner(scheduler, correctness_workers=workers)
+    except DaskUnavailable as e:
+        return str(e)
+
+
+_STYLE = {"correct": "green", "wrong": "red", "rejected": "yellow", "compile_error": "magenta",
+          "runtime_error": "magenta"}
+
+
+def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from kbench.core.results import STATUSES
+
+    console = Console(stderr=True, highlight=False)
+    counts: Counter[str] = Counter()
+    n = len(todo.todo)
+    print(f"{n} sample(s) to grade" + (f", {todo.already} already stored under the same key (resumed)"
+                                      if todo.already else ""), file=sys.stderr)
+
+    def tally() -> str:
+        return "  ".join(f"[{_STYLE[s]}]{counts[s]} {s}[/]" for s in STATUSES if counts[s])
+
+    live = console.is_terminal
+    progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[tally]}"),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                        disable=not live)
+    done = 0
+    with progress:
+        bar = progress.add_task("grade", total=n, tally="")
+
+        def on_result(job, result, stored: bool) -> None:  # noqa: ANN001
+            nonlocal done
+            done += 1
+            counts[result.status] += 1
+            progress.update(bar, advance=1, tally=tally())
+            line = (f"[{done}/{n}] {job.sample.model} {job.sample.task}/{job.sample.name} {job.mode.name}: "
+                    f"{result.status}" + (f" {result.speedup:.2f}x" if result.timing else "")
+                    + ("" if stored else " (NOT STORED)"))
+            if live:
+                progress.console.print(line, markup=False)
+            else:
+                print(line, file=sys.stderr, flush=True)
+
+        unstored = grade(todo.todo, store, runner, on_result)
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) or "nothing new"
+    print(f"graded {done}: {summary}; results in {store.path or 'memory (not saved)'}; see `kbench scores`",
+          file=sys.stderr)
+    if unstored:
+        print(f"kbench: {unstored} result(s) could not be stored ({store.notice})", file=sys.stderr)
+    return unstored
