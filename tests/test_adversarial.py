@@ -181,11 +181,11 @@ CASES: list[tuple[str, str, V, V, str]] = [
      "the gate follows the alias; without it, the time the grader saw around each call beyond the "
      "reference's own overhead is charged to the candidate, so the lie buys nothing (~1.0x)"),
     ("file_side_channel.py", GELU,
-     V("correct", fooled=True),
+     V("correct"),
      H("rejected", r"^rejected: line \d+ (imports os \[import\]|calls open\(\) \[builtin\])",
        no_gate=V("correct", r"^\d+\.\d\dx$")),
-     "the cwd cache replays naive's reused timing input; the /tmp and /dev/shm copies are refused by "
-     "the audit hook in both modes; hardened's fresh inputs never hit the cwd cache, which is deleted"),
+     "Landlock lets no worker write a file, in either mode: every cache write fails and the kernel "
+     "computes each output (~1.0x)"),
     ("ignore_params.py", LAYERNORM,
      V("correct"),
      H("wrong", r"out of tolerance on uniform$"),

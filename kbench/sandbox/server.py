@@ -1,22 +1,27 @@
 """The grading process's side of the sandbox: start workers, talk to them, survive them.
 
-Workers are forked from a fork server that already imported numpy (see ``_worker``). Every request has
-a deadline; a watchdog kills a worker that misses it, so a spinning candidate, a half-written reply or
-a hung pipe all end as a ``WorkerError`` and never as a hang. Replies are JSON and raw bytes, checked
-before use.
+Workers are forked from a fork server that already imported numpy (see ``worker``). ``Worker.call`` sends
+one typed request (``protocol``) and returns its typed reply. Whatever the worker (or anything it left
+behind) does, the call ends by its deadline: every read and write waits in ``poll`` with the time left,
+and a missed deadline kills the worker. Replies are bounded before they are read (a 64 KiB header, an
+output no larger than the request allows), inputs and outputs travel through a sealed memfd arena the
+worker cannot resize, and a malformed reply is a ``WorkerError``, never an exception from deep inside a
+parser.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import mmap
+import math
 import multiprocessing
 import os
 import pickle
 import re
+import select
 import shutil
 import signal
+import socket
+import struct
 import sys
 import tempfile
 import threading
@@ -26,11 +31,13 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
+from kbench.sandbox import protocol as P
 from kbench.sandbox import worker as _worker
+from kbench.sandbox.arena import Arena, layout
 
-MAX_REPLY_BYTES = 1 << 30
-_ALLOWED_DTYPES = {np.dtype(t).str for t in ("f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
-                                             "c8", "c16", "?")}
+#: The largest raw output a call may send back, whatever it asked for.
+MAX_OUTPUT_BYTES = 256 << 20
+HELLO_TIMEOUT_S = 10.0
 
 _ctx_lock = threading.Lock()
 _ctx: Any = None
@@ -121,21 +128,31 @@ def _exit_text(code: int | None) -> str:
     return f"worker exited with code {code}"
 
 
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def left_ms(self) -> int:
+        return max(0, math.ceil((self.end - time.monotonic()) * 1000))
+
+
 class Worker:
-    """One sandboxed process. ``role="candidate"`` installs the audit hook; ``"reference"`` runs only
-    our references and never sees candidate code."""
+    """One sandboxed process. ``role="candidate"`` installs the audit hook (for messages); ``"reference"``
+    runs only our references and never sees candidate code. Both get every OS layer."""
 
     def __init__(self, role: Literal["candidate", "reference"], memory_limit_mb: int = 4096,
                  blas_threads: int = 1, cpu: int | None = None) -> None:
         self.role = role
-        # In /dev/shm (memory) when possible: the data arena below lives in this directory, the one place
-        # the candidate's worker may write.
+        # The worker's working directory (read-only to it under Landlock; its one writable place without).
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         _sweep_stale(shm or tempfile.gettempdir())
         self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-{os.getpid()}-", dir=shm)
-        self._arena: mmap.mmap | None = None
-        self._arena_name = ""
-        self._arena_gen = 0
+        os.chmod(self.workdir, 0o755)  # readable by the unprivileged user the worker becomes
+        self._arena: Arena | None = None
+        self._arena_sent = -1
+        self._arena_count = 0
+        self.hello: P.Hello | None = None
         cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
                "blas_threads": blas_threads, "cpu": cpu}
         ctx = _context()
@@ -149,145 +166,211 @@ class Worker:
             raise
         finally:
             child.close()
-        self._killed_for_timeout = False
+        self._fd = self.conn.fileno()
+        os.set_blocking(self._fd, False)
+        self._fd_sock = socket.socket(fileno=os.dup(self._fd))  # passes the arena's descriptor
         self.dead = False
+
+    # -- the protocol -----------------------------------------------------------------------------
+
+    def call(self, request: P.Request, timeout: float) -> P.Reply:
+        """Send ``request``; return its reply (or a ``protocol.Failure``), or raise WorkerError."""
+        if self.dead:
+            raise WorkerError("died", "worker is not running")
+        deadline = _Deadline(timeout)
+        try:
+            if self.hello is None:
+                self._read_hello(deadline)
+            x = getattr(request, "x", None)
+            staged = self._stage(x, int(getattr(request, "out_bytes", 0))) if x is not None else None
+            wire = request if x is None else _without_x(request)
+            t_send = time.perf_counter_ns()
+            self._send_frame(pickle.dumps((wire, staged), protocol=5), deadline)
+            if staged is not None and self._arena_sent != staged.arena_id:
+                assert self._arena is not None
+                self._send_fd(self._arena.fd, deadline)
+                self._arena_sent = staged.arena_id
+            reply = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.EXPECTED[type(request)])
+            if isinstance(reply, P.Called):
+                output = self._output(reply.output_spec, staged, request, deadline)
+                reply = _with(reply, output=output, t_send=t_send, t_recv=time.perf_counter_ns())
+            return reply
+        except P.ProtocolError as e:
+            self._fail()
+            raise WorkerError("protocol", str(e)) from None
+        except WorkerError:
+            self._fail()
+            raise
+
+    @property
+    def isolation(self) -> tuple[str, ...]:
+        """The OS layers this worker applied (waits for its first frame if not yet read)."""
+        return self.layers().active
+
+    def layers(self, timeout: float = HELLO_TIMEOUT_S) -> P.Hello:
+        if self.hello is None:
+            if self.dead:
+                raise WorkerError("died", "worker is not running")
+            try:
+                self._read_hello(_Deadline(timeout))
+            except P.ProtocolError as e:
+                self._fail()
+                raise WorkerError("protocol", str(e)) from None
+            except WorkerError:
+                self._fail()
+                raise
+        assert self.hello is not None
+        return self.hello
+
+    def _read_hello(self, deadline: _Deadline) -> None:
+        hello = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.Hello)
+        if not isinstance(hello, P.Hello):
+            raise P.ProtocolError("the worker did not start with its layer report")
+        self.hello = hello
+
+    def _stage(self, x: dict[str, np.ndarray], out_bytes: int) -> P.Staged:
+        """Copy inputs into the sealed arena (a new, larger one when needed); describe where they are."""
+        arrays = {k: np.ascontiguousarray(v) for k, v in x.items()}
+        spec, off = layout(arrays)
+        need = off + max(out_bytes, 1)
+        if self._arena is None or self._arena.size < need:
+            if self._arena is not None:
+                self._arena.close()
+            self._arena_count += 1
+            self._arena = Arena(max(need * 5 // 4, 1 << 20), self._arena_count)
+        for (name, dtype, shape, o), a in zip(spec, arrays.values()):
+            self._arena.view(np.dtype(dtype), shape, o)[...] = a
+        return P.Staged(self._arena.arena_id, self._arena.size, tuple(spec), off, self._arena.size - off)
+
+    def _output(self, spec: P.OutputSpec | None, staged: P.Staged | None, request: P.Request,
+                deadline: _Deadline) -> np.ndarray | None:
+        if spec is None:
+            return None
+        n = spec.nbytes  # Python ints: no overflow however large the claimed shape
+        dtype = np.dtype(spec.dtype)
+        if spec.in_arena:
+            if staged is None or self._arena is None or n > staged.out_capacity:
+                raise P.ProtocolError("the worker claimed an arena output larger than its region")
+            region = np.frombuffer(self._arena.map, dtype=np.uint8, count=n, offset=staged.out_offset)
+            out = region.view(dtype).reshape(spec.shape).copy()
+            region[...] = 0xFF  # a NaN pattern: no answer stays readable in shared memory
+            return out
+        limit = min(MAX_OUTPUT_BYTES, max(2 * int(getattr(request, "out_bytes", 0)), 16 << 20))
+        if n > limit:
+            raise P.ProtocolError(f"the worker sent an output of {n} bytes, more than the {limit} allowed")
+        raw = self._recv_frame(limit, deadline)
+        if len(raw) != n:
+            raise P.ProtocolError("the worker sent an output whose size does not match its header")
+        return np.frombuffer(raw, dtype=dtype).reshape(spec.shape)
+
+    # -- deadline-bound I/O -------------------------------------------------------------------------
+
+    def _wait(self, events: int, deadline: _Deadline) -> None:
+        poller = select.poll()
+        poller.register(self._fd, events)
+        poller.register(self.proc.sentinel, select.POLLIN)
+        while True:
+            left = deadline.left_ms()
+            ready = dict(poller.poll(left)) if left > 0 else {}
+            if ready.get(self._fd, 0) & (events | select.POLLHUP | select.POLLERR):
+                return
+            if self.proc.sentinel in ready:
+                self._died()
+            if not ready and deadline.left_ms() <= 0:
+                self._kill()
+                raise WorkerError("timeout", f"timed out after {deadline.seconds:g} s")
+
+    def _died(self) -> None:
+        self.proc.join(1.0)
+        self.dead = True
+        raise WorkerError("died", _exit_text(self.proc.exitcode))
+
+    def _read_exact(self, n: int, deadline: _Deadline) -> bytearray:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            self._wait(select.POLLIN, deadline)
+            try:
+                k = os.readv(self._fd, [view[got:]])
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                self._died()
+            if k == 0:
+                self._died()
+            got += k
+        return buf
+
+    def _recv_frame(self, limit: int, deadline: _Deadline) -> bytes:
+        (size,) = struct.unpack("!i", self._read_exact(4, deadline))
+        if size == -1:
+            (size,) = struct.unpack("!Q", self._read_exact(8, deadline))
+        if size < 0 or size > limit:
+            raise P.ProtocolError(f"the worker sent a frame of {size} bytes, more than the {limit} allowed")
+        return bytes(self._read_exact(size, deadline)) if size < (1 << 20) else self._read_exact(size, deadline)
+
+    def _send_frame(self, payload: bytes, deadline: _Deadline) -> None:
+        head = struct.pack("!i", len(payload)) if len(payload) <= 0x7FFFFFFF else struct.pack("!iQ", -1, len(payload))
+        view, sent = memoryview(head + payload), 0
+        while sent < len(view):
+            self._wait(select.POLLOUT, deadline)
+            try:
+                sent += os.write(self._fd, view[sent:])
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                self._died()
+
+    def _send_fd(self, fd: int, deadline: _Deadline) -> None:
+        while True:
+            self._wait(select.POLLOUT, deadline)
+            try:
+                socket.send_fds(self._fd_sock, [b"A"], [fd])
+                return
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                self._died()
 
     # -- plumbing ---------------------------------------------------------------------------------
 
-    def _kill(self, for_timeout: bool = False) -> None:
-        self._killed_for_timeout = self._killed_for_timeout or for_timeout
+    def _kill(self) -> None:
         try:
             self.proc.kill()
         except Exception:  # noqa: BLE001 - already gone
             pass
 
     def kill(self) -> None:
-        """Stop the process now (a cancelled evaluation); a request waiting on it fails with "died"."""
+        """Stop the process now (a cancelled evaluation); a call waiting on it fails with "died"."""
         self._kill()
 
-    def _stage(self, x: dict[str, np.ndarray], out_bytes: int) -> dict[str, Any]:
-        """Copy inputs into the shared arena (growing it when needed); describe where they are."""
-        spec, off = [], 0
-        for name, a in x.items():
-            a = np.ascontiguousarray(a)
-            spec.append((name, a.dtype.str, a.shape, off))
-            off += -(-a.nbytes // 64) * 64
-        need = off + max(out_bytes, 1)
-        if self._arena is None or len(self._arena) < need:
-            if self._arena is not None:
-                self._arena.close()
-                os.unlink(os.path.join(self.workdir, self._arena_name))
-            self._arena_gen += 1
-            self._arena_name = f"arena-{self._arena_gen}"
-            size = max(need * 5 // 4, 1 << 20)
-            fd = os.open(os.path.join(self.workdir, self._arena_name), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.ftruncate(fd, size)
-                self._arena = mmap.mmap(fd, size)
-            finally:
-                os.close(fd)
-        for (name, dtype, shape, o), a in zip(spec, x.values()):
-            np.frombuffer(self._arena, dtype=dtype, count=int(np.prod(shape, dtype=np.int64)), offset=o)[...] = \
-                np.ravel(a)
-        return {"arena": self._arena_name, "arena_size": len(self._arena), "x_spec": spec, "out_offset": off,
-                "out_capacity": len(self._arena) - off}
+    def _fail(self) -> None:
+        """After a timeout, a death or a malformed reply the stream is unusable: end the worker."""
+        self.dead = True
+        self._kill()
 
     def request(self, op: str, timeout: float, x: dict[str, np.ndarray] | None = None, out_bytes: int = 0,
                 **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
-        """Send one request; return (header, arrays, t_send_ns, t_recv_ns) or raise WorkerError.
-
-        Inputs ``x`` travel through a shared-memory arena (a memcpy each way instead of a pipe);
-        outputs come back through it when they fit in ``out_bytes``, as raw bytes otherwise."""
-        if self.dead:
-            raise WorkerError("died", "worker is not running")
-        if x is not None:
-            kw.update(self._stage(x, out_bytes))
-        payload = pickle.dumps({"op": op, **kw}, protocol=5)
-        watchdog = threading.Timer(timeout, self._kill, kwargs={"for_timeout": True})
-        watchdog.daemon = True
-        watchdog.start()
-        t_send = time.perf_counter_ns()
-        try:
-            self.conn.send_bytes(payload)
-            header = self._header(self.conn.recv_bytes(MAX_REPLY_BYTES))
-            arrays = [self._from_arena(spec, kw) if spec.get("in_arena") is True
-                      else self._array(spec, self.conn.recv_bytes(MAX_REPLY_BYTES)) for spec in header["arrays"]]
-            t_recv = time.perf_counter_ns()
-        except (EOFError, OSError) as e:
-            self.dead = True
-            if self._killed_for_timeout:
-                raise WorkerError("timeout", f"timed out after {timeout:g} s") from None
-            self.proc.join(1.0)
-            raise WorkerError("died", _exit_text(self.proc.exitcode)) from e
-        except WorkerError:
-            self.dead = True
-            self._kill()
-            raise
-        finally:
-            watchdog.cancel()
-        return header, arrays, t_send, t_recv
-
-    @staticmethod
-    def _header(raw: bytes) -> dict:
-        try:
-            header = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise WorkerError("protocol", "worker sent a malformed reply") from None
-        if not isinstance(header, dict):
-            raise WorkerError("protocol", "worker sent a malformed reply")
-        specs = header.get("arrays", [])
-        if not isinstance(specs, list) or len(specs) > 4 or not all(isinstance(sp, dict) for sp in specs):
-            raise WorkerError("protocol", "worker sent a malformed array list")
-        header["arrays"] = specs
-        return header
-
-    def _from_arena(self, spec: dict, staged: dict) -> np.ndarray:
-        """An output the worker wrote into the arena's output region: validated, then copied out (the
-        region is reused by the next call)."""
-        if self._arena is None or "out_offset" not in staged:
-            raise WorkerError("protocol", "worker claimed an arena output without an arena")
-        dtype, shape = self._spec(spec)
-        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        if n > staged["out_capacity"]:
-            raise WorkerError("protocol", "worker claimed an output larger than its region")
-        region = np.frombuffer(self._arena, dtype=np.uint8, count=n, offset=staged["out_offset"])
-        out = region.view(dtype).reshape(shape).copy()
-        region[...] = 0xFF  # a NaN pattern: no answer stays readable in shared memory by another process
-        return out
-
-    @staticmethod
-    def _spec(spec: Any) -> tuple[np.dtype, tuple[int, ...]]:
-        try:
-            dtype = np.dtype(spec["dtype"])
-            shape = tuple(int(s) for s in spec["shape"])
-        except Exception:  # noqa: BLE001
-            raise WorkerError("protocol", "worker sent a malformed array header") from None
-        if dtype.str not in _ALLOWED_DTYPES or any(s < 0 for s in shape) or len(shape) > 8:
-            raise WorkerError("protocol", f"worker sent an array of unsupported dtype/shape {dtype}{shape}")
-        return dtype, shape
-
-    @classmethod
-    def _array(cls, spec: Any, raw: bytes) -> np.ndarray:
-        dtype, shape = cls._spec(spec)
-        if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
-            raise WorkerError("protocol", "worker sent an array whose size does not match its header")
-        return np.frombuffer(raw, dtype=dtype).reshape(shape)
+        """Deprecated: the string-keyed form of ``call``, for call sites not yet moved to typed messages."""
+        reply = self.call(_legacy_request(op, x, out_bytes, kw), timeout)
+        return _legacy_reply(reply)
 
     def close(self) -> None:
         if not self.dead:
             try:
-                self.conn.send_bytes(pickle.dumps({"op": "exit"}))
-            except (OSError, ValueError):
+                self._send_frame(pickle.dumps((P.Exit(), None)), _Deadline(0.2))
+            except (WorkerError, OSError, ValueError):
                 pass
         self.proc.join(0.2)
         if self.proc.is_alive():
             self._kill()
             self.proc.join(1.0)
         self.dead = True
-        try:
-            self.conn.close()
-        except OSError:
-            pass
+        for closable in (self.conn, self._fd_sock):
+            try:
+                closable.close()
+            except OSError:
+                pass
         if self._arena is not None:
             self._arena.close()
             self._arena = None
@@ -298,3 +381,55 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _without_x(request: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(request, x={})
+
+
+def _with(reply: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(reply, **changes)
+
+
+def _legacy_request(op: str, x: Any, out_bytes: int, kw: dict) -> P.Request:
+    if op == "load":
+        return P.Load(kw["src"], kw["as"])
+    if op == "params":
+        return P.SetParams(kw["pset_id"], kw["params"], kw.get("init", True))
+    if op == "call":
+        return P.Call(kw["fn"], kw["pset_id"], x, kw.get("alloc", "nan"), out_bytes)
+    if op == "verify":
+        return P.VerifyParams()
+    if op == "naive_trial":
+        return P.NaiveTrial(kw["pset_id"], x, kw["atol"], kw["rtol"], kw.get("alloc", "pool"))
+    if op == "naive_time":
+        return P.NaiveTime(kw["pset_id"], x, kw["warmup"], kw["min_runs"], kw["max_runs"], kw["budget_s"])
+    raise ValueError(f"unknown request {op!r}")
+
+
+def _legacy_reply(reply: P.Reply) -> tuple[dict, list[np.ndarray], int, int]:
+    if isinstance(reply, P.Failure):
+        return {"ok": False, "error": reply.error, "kind": reply.kind}, [], 0, 0
+    if isinstance(reply, P.Called):
+        h = {"ok": True, "t0": reply.t0, "t1": reply.t1, "threads_started": reply.threads_started,
+             "inputs_changed": list(reply.inputs_changed), "aliases": list(reply.aliases)}
+        if reply.output is None:
+            h["out_type"] = reply.out_type
+        return h, [reply.output] if reply.output is not None else [], reply.t_send, reply.t_recv
+    if isinstance(reply, P.Loaded):
+        return {"ok": True, "has_init": reply.has_init}, [], 0, 0
+    if isinstance(reply, P.ParamsVerified):
+        return {"ok": True, "params_changed": list(reply.params_changed)}, [], 0, 0
+    if isinstance(reply, P.NaiveTrialDone):
+        h = {"ok": reply.ok, "message": reply.message, "max_abs_err": reply.max_abs_err,
+             "max_rel_err": reply.max_rel_err}
+        if reply.raised:
+            h["raised"] = reply.raised
+        return h, [], 0, 0
+    if isinstance(reply, P.NaiveTimes):
+        return {"ok": True, "ref": list(reply.ref), "cand": list(reply.cand)}, [], 0, 0
+    return {"ok": True}, [], 0, 0
