@@ -97,6 +97,14 @@ class KbenchApp(App[None]):
             yield SystemCommand(f"kbench: {label.lower()} ({key})", b.tooltip or b.description,
                                 lambda action=b.action, s=screen: self.run_action(action, s))
 
+    async def action_quit(self) -> None:
+        """Quit at once: a running evaluation is cancelled first, which kills its workers, so the thread
+        the app would wait for ends within a moment whatever the candidate is doing."""
+        screen = getattr(self, "main_screen", None)
+        if screen is not None:
+            screen.scheduler.cancel_all()
+        self.exit()
+
     def on_unmount(self) -> None:
         if self.store is not None:
             self.store.close()

@@ -16,6 +16,7 @@ from kbench.core.library import Candidate
 from kbench.core.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, oracle_fast_p
 from kbench.core.modes import HARDENED, NAIVE, Mode
 from kbench.core.results import Result
+from kbench.core.status import badge_text
 from kbench.core.tasks import TASKS
 
 #: What ``e`` runs in hardened mode: every distribution, and wrong candidates timed too, so any
@@ -52,17 +53,8 @@ class Known:
 
 
 def badge(result: Result | None) -> tuple[str, str]:
-    """(text, css-ish kind) for a tree badge: kind is one of ok, wrong, rejected, error, none."""
-    if result is None:
-        return "·", "none"
-    if result.status == "correct":
-        s = result.speedup
-        return (f"✓ {s:.1f}×" if s < 100 else f"✓ {s:.0f}×") if result.timing else "✓", "ok"
-    if result.status == "wrong":
-        return "✗ wrong", "wrong"
-    if result.status == "rejected":
-        return "⊘ rejected", "rejected"
-    return f"! {result.status}", "error"
+    """(text, status key) for a tree badge; the key names a ``kbench.core.status`` look."""
+    return badge_text(result)
 
 
 class Model:
@@ -73,6 +65,7 @@ class Model:
         # (digest, task) -> {(mode name, dists): Known}
         self._known: dict[tuple[str, str], dict[tuple[str, tuple[str, ...]], Known]] = {}
         self.candidates = list({cid(c): c for c in candidates}.values())  # a later duplicate replaces
+        self.scope = "library"  # which candidates the scores count: a name from ``scopes()``
         self._sort()
 
     # -- candidates -------------------------------------------------------------------------------
@@ -159,10 +152,41 @@ class Model:
 
     # -- scores -----------------------------------------------------------------------------------
 
+    def scopes(self) -> list[str]:
+        """The sets the scores can count: the library, your own (``mine``), each folder, everything."""
+        origins = list(dict.fromkeys(c.origin for c in self.candidates))
+        out = ["library"] + (["mine"] if "user" in origins else [])
+        out += [o for o in origins if o not in ("library", "user")]
+        return out + ["all"] if len(out) > 1 else out
+
+    def in_scope(self, c: Candidate, scope: str | None = None) -> bool:
+        scope = scope or self.scope
+        if scope == "all":
+            return True
+        if scope == "mine":
+            return c.origin == "user"
+        return c.origin == scope
+
+    def scoped(self) -> list[Candidate]:
+        return [c for c in self.candidates if self.in_scope(c)]
+
+    def next_scope(self) -> str:
+        """Cycle the scores to the next set; returns it."""
+        scopes = self.scopes()
+        i = scopes.index(self.scope) if self.scope in scopes else -1
+        self.scope = scopes[(i + 1) % len(scopes)]
+        return self.scope
+
+    def scope_label(self) -> str:
+        n = len(self.scoped())
+        name = {"library": "the library", "mine": "your own (✎)", "all": "everything loaded"}.get(
+            self.scope, f"folder {self.scope}")
+        return f"{name}, {n} candidate{'s' if n != 1 else ''}"
+
     def outcomes(self, mode: str) -> dict[str, list[tuple[bool, float | None]]]:
-        """Per task, (correct, speedup) for every candidate with a known verdict in ``mode``."""
+        """Per task, (correct, speedup) for every candidate in scope with a known verdict in ``mode``."""
         out: dict[str, list[tuple[bool, float | None]]] = {}
-        for c in self.candidates:
+        for c in self.scoped():
             k = self.verdict(c, mode)
             if k is not None:
                 r = k.result
@@ -170,7 +194,7 @@ class Model:
         return out
 
     def evaluated(self, mode: str) -> int:
-        return sum(self.verdict(c, mode) is not None for c in self.candidates)
+        return sum(self.verdict(c, mode) is not None for c in self.scoped())
 
     def scores(self) -> "Scores":
         naive, hard = self.outcomes("naive"), self.outcomes("hardened")
@@ -179,8 +203,8 @@ class Model:
         qn = list(fast_p_per_task(naive, 1.0).values())
         qh = list(fast_p_per_task(hard, 1.0).values())
         at_k = [(k, fast_p_at_k(qn, k) if qn else None, fast_p_at_k(qh, k) if qh else None) for k in K_VALUES]
-        return Scores(rows, at_k, self.evaluated("naive"), self.evaluated("hardened"), len(self.candidates),
-                      naive, hard)
+        return Scores(rows, at_k, self.evaluated("naive"), self.evaluated("hardened"), len(self.scoped()),
+                      naive, hard, self.scope_label())
 
 
 @dataclass
@@ -192,6 +216,7 @@ class Scores:
     n_total: int
     naive: dict[str, list[tuple[bool, float | None]]]
     hardened: dict[str, list[tuple[bool, float | None]]]
+    counts: str = "the library"  # which candidates these scores count
 
     def curve(self, mode: str, ps: list[float]) -> list[float] | None:
         out = self.naive if mode == "naive" else self.hardened

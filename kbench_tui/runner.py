@@ -35,6 +35,8 @@ class Run:
     job: Job
     mode: Mode
     cancel: threading.Event = field(default_factory=threading.Event)
+    by_user: bool = False  # Esc or quit: the result, if one arrives anyway, is dropped, not stored
+
 
     @property
     def stale(self) -> bool:
@@ -99,7 +101,8 @@ class Scheduler:
         for q in self.queues.values():
             q.clear()
         if self.current is not None:
-            self.current.cancel.set()
+            self.current.by_user = True
+            self.current.cancel.set()  # the engine kills the run's workers at once
         self.batch_total = self.batch_done = 0
 
     # -- dispatch ---------------------------------------------------------------------------------

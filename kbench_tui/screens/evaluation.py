@@ -61,7 +61,7 @@ class EvaluationMixin:
             buf = EventBuffer(self, run.id)
             dists = ", ".join(run.mode.dists)
             log = self.log_widget
-            log.write_lines([log.header(f"{c.task}/{c.name} · {run.mode.name} ({dists})")])
+            self.log_to(c, [log.header(f"{c.task}/{c.name} · {run.mode.name} ({dists})")])
         self.run_worker(  # type: ignore[attr-defined]
             partial(self._evaluate_thread, run, buf), thread=True, group="eval", exit_on_error=False,
             name=f"eval-{run.id}", description=f"evaluate {c.key} ({run.mode.name})")
@@ -77,9 +77,12 @@ class EvaluationMixin:
         except Exception as e:  # noqa: BLE001 - an engine bug must not kill the explorer
             self.post_message(EvalFinished(run.id, None, error=f"{type(e).__name__}: {e}"))  # type: ignore[attr-defined]
             return
+        if run.by_user:  # finished before it noticed the cancel: still "cancelled", nothing kept
+            self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
+            return
         if self.store is not None:
             try:
-                self.store.put(c.digest, c.task, c.name, c.origin, result)
+                self.store.put(c.digest, c.task, c.name, c.origin, result, mode=run.mode)
             except Exception:  # noqa: BLE001 - e.g. the app closed the database while quitting
                 pass
         self.post_message(EvalFinished(run.id, result))  # type: ignore[attr-defined]
@@ -94,8 +97,15 @@ class EvaluationMixin:
         events = msg.buffer.drain()
         if not self.scheduler.is_current(msg.run_id):
             return  # a superseded run: its late events are dropped
-        log = self.log_widget
-        log.write_lines([log.event_line(e) for e in events])
+        run = self.scheduler.current
+        assert run is not None
+        log, mode = self.log_widget, run.mode
+        tol = f"{mode.atol:g} + {mode.rtol:g}·|ref|"
+        label = None
+        if mode.name == "hardened" and tuple(mode.dists) != self.model.enabled:
+            # the engine's verdict is for every distribution it ran; the views show the enabled set's
+            label = f"all {len(mode.dists)} run" if len(mode.dists) > 1 else f"on {mode.dists[0]}"
+        self.log_to(run.job.cand, [log.event_line(e, tol, mode.alloc == "nan", label) for e in events])
 
     def on_eval_finished(self, msg: EvalFinished) -> None:
         was_batch = self.scheduler.batch_total > 0
@@ -109,14 +119,14 @@ class EvaluationMixin:
                 if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
             elif msg.error is not None:
-                log.write_lines([log.note(f"{c.key}: the evaluation failed unexpectedly: {msg.error}", "text-error")])
+                self.log_to(c, [log.note(f"{c.key}: the evaluation failed unexpectedly: {msg.error}", "text-error")])
                 self.notify(f"{c.key}: {msg.error}", title="evaluation failed", severity="error")  # type: ignore[attr-defined]
-            elif msg.cancelled and run.job.kind == "single" and not self.scheduler.busy:
-                log.write_lines([log.note(f"{c.key}: cancelled")])
+            elif msg.cancelled and run.job.kind == "single":
+                self.log_to(c, [log.note(f"■ {c.key}: cancelled (worker stopped; nothing stored)", "text-warning")])
         self._check_store_notice()
         self.pump()
         if was_batch and self.scheduler.batch_total == 0 and not self.scheduler.busy:
-            log.write_lines([log.note("background evaluation finished", "text-accent")])
+            self.log_general([log.note("background evaluation finished", "text-accent")])
         self.refresh_views()  # type: ignore[attr-defined]
 
     def _report(self, run: Run, result: Result) -> None:
@@ -125,19 +135,23 @@ class EvaluationMixin:
             return
         if run.job.kind == "batch":
             done, total = self.scheduler.batch_done, self.scheduler.batch_total
-            log.write_lines([log.result_line(f"[{done}/{total}] {c.key} {result.mode}: ", result)])
+            self.log_to(c, [log.result_line(f"[{done}/{total}] {result.mode}: ", result)])
             return
         if run.job.kind == "fill":
-            log.write_lines([log.result_line(f"{c.key} on {', '.join(result.dists)}: ", result)])
+            self.log_to(c, [log.result_line(f"on {', '.join(result.dists)}: ", result)])
             return
-        lines = [log.result_line(f"{result.mode}: ", result)]
         if result.mode == "hardened" and tuple(result.dists) != self.model.enabled:
+            # one verdict per view: the enabled set's, in bold; the whole run's labelled as such
             view = self.model.hardened_verdict(c, self.model.enabled)
+            n_on = len(self.model.enabled)
+            lines = [log.result_line(f"all {len(result.dists)} run: ", result)]
             if view is None:
                 lines.append(log.note("the enabled set cannot be read off this run; evaluating it in the background"))
-            elif (view.result.status, view.result.msg) != (result.status, result.msg):
-                lines.append(log.result_line(f"with only {', '.join(self.model.enabled)} on: ", view.result))
-        log.write_lines(lines)
+            else:
+                lines.append(log.result_line(f"verdict on the {n_on} enabled: ", view.result, bold=True))
+        else:
+            lines = [log.result_line(f"verdict, {result.mode}: ", result, bold=True)]
+        self.log_to(c, lines)
 
     def _check_store_notice(self) -> None:
         notice = self.store.notice if self.store is not None else None
@@ -152,7 +166,7 @@ class EvaluationMixin:
             return
         log = self.log_widget
         when = f" (stored {k.stored_at.astimezone():%Y-%m-%d %H:%M})" if k.stored_at else ""
-        log.write_lines([log.result_line(f"{c.key} {mode}{when}: ", k.result, "   · r re-runs")])
+        self.log_to(c, [log.result_line(f"{mode}{when}: ", k.result, "   · r re-runs")])
 
     def activity(self) -> Content | None:
         s = self.scheduler

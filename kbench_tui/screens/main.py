@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from rich.text import Text
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
@@ -42,6 +43,12 @@ ABOUT = ("fast_p: share of a task's candidates that are correct and more than p�
 
 
 class MainScreen(EvaluationMixin, Screen):
+    # Responsive layout (app.tcss): below 110 columns the fast_p panel is hidden (s shows it over the
+    # sources) and only the candidate's source is shown beside the tree; below 34 rows the log and the
+    # sources split the height evenly.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-medium"), (170, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
+
     BINDINGS = [
         Binding("e", "evaluate", "Evaluate", id="kbench.evaluate",
                 tooltip="Evaluate the selected candidate in the current mode (the log streams each step)"),
@@ -58,6 +65,11 @@ class MainScreen(EvaluationMixin, Screen):
         Binding("x", "export", "Export", id="kbench.export", tooltip="Export all stored results as JSON and CSV"),
         Binding("r", "rerun", "Re-run", id="kbench.rerun",
                 tooltip="Evaluate the selected candidate again, even if a result is stored"),
+        Binding("z", "zoom", "Zoom", id="kbench.zoom",
+                tooltip="Hide the library and scores so the sources and the log get the whole width (again: back)"),
+        Binding("s", "scores", "Scores", id="kbench.scores", tooltip="Show or hide the fast_p panel"),
+        Binding("c", "scope", "Count", id="kbench.scope",
+                tooltip="Which candidates fast_p counts: the library, your own, a folder, everything"),
         Binding("f1,question_mark", "help", "Help", key_display="F1/?", id="kbench.help", tooltip="Keys and concepts"),
         Binding("q", "app.quit", "Quit", id="kbench.quit", tooltip="Quit the explorer"),
     ]
@@ -68,6 +80,9 @@ class MainScreen(EvaluationMixin, Screen):
         self.scheduler = Scheduler()
         self._store_notice: str | None = None
         self._selection_pending = False  # a source redraw is scheduled after the next refresh
+        self._history: dict[str, list[Text]] = {}  # per candidate id: its log lines this session
+        self._general: list[Text] = []  # notes about no one candidate (shown on task nodes)
+        self._log_key: str | None = None  # whose history the log shows
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -82,6 +97,11 @@ class MainScreen(EvaluationMixin, Screen):
                 yield Static(ABOUT, id="about")
         yield Footer()
 
+    def on_resize(self) -> None:
+        footer = self.query_one(Footer)
+        footer.compact = self.size.width < 170  # fewer cells per key below the wide layout
+        footer.show_command_palette = self.size.width >= 110  # ctrl+p still works; F1 help says so
+
     def on_mount(self) -> None:
         self.query_one("#tree").border_title = "library"
         self.query_one("#log").border_title = "evaluator log"
@@ -93,7 +113,7 @@ class MainScreen(EvaluationMixin, Screen):
         tree.focus()
         self._check_store_notice()
         log = self.log_widget
-        log.write_lines([log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · F1 help")])
+        self._general.append(log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · z zoom · F1 help"))
         self.refresh_views()
         self.show_selection()
 
@@ -128,7 +148,35 @@ class MainScreen(EvaluationMixin, Screen):
         task, cand = self.selected()
         if task is not None:
             self.query_one(SourceView).show(TASK[task], cand)
+        self._show_log_for(cand)
         self.refresh_verdicts()
+
+    # -- the log: one history per candidate --------------------------------------------------------
+
+    def _show_log_for(self, cand: Candidate | None) -> None:
+        key = cid(cand) if cand is not None else None
+        if key == self._log_key and self.log_widget.border_title:
+            return
+        self._log_key = key
+        log = self.log_widget
+        if cand is None:
+            log.show_history("log", self._general[-200:])
+            return
+        lines = self._history.get(key, [])  # type: ignore[arg-type]
+        if not lines:
+            lines = [log.note(f"nothing evaluated for {cand.key} in this session (e evaluates, r re-runs)")]
+        log.show_history(f"log · {cand.key}", lines)
+
+    def log_to(self, cand: Candidate, lines: list[Text]) -> None:
+        """Append to ``cand``'s history; on screen only when it is the candidate shown."""
+        self._history.setdefault(cid(cand), []).extend(lines)
+        if self._log_key == cid(cand):
+            self.log_widget.write_lines(lines)
+
+    def log_general(self, lines: list[Text]) -> None:
+        """A note about no one candidate: written where the reader is, kept for the task view."""
+        self._general.extend(lines)
+        self.log_widget.write_lines(lines)
 
     # -- drawing ----------------------------------------------------------------------------------
 
@@ -142,7 +190,8 @@ class MainScreen(EvaluationMixin, Screen):
                 ("select a candidate (↑↓); n writes a new one for this task", "$text-muted")))
             return
         rows = []
-        for mode in MODE_NAMES:
+        # the current mode's verdict first: a short terminal shows only the first rows
+        for mode in sorted(MODE_NAMES, key=lambda m: m != self.model.mode):
             k = self.model.verdict(c, mode)
             current = mode == self.model.mode
             n_on = len(self.model.enabled)
@@ -219,14 +268,17 @@ class MainScreen(EvaluationMixin, Screen):
             return
         n = self.submit(jobs)
         log = self.log_widget
-        log.write_lines([log.note(f"evaluating {n} in the background (one line each; Esc cancels)", "text-accent")])
+        self.log_general([log.note(f"evaluating {n} in the background (progress in the header; Esc cancels)",
+                                   "text-accent")])
 
     def action_cancel(self) -> None:
         if not self.scheduler.busy:
             return
+        cur = self.scheduler.current
         self.scheduler.cancel_all()
-        log = self.log_widget
-        log.write_lines([log.note("cancelled", "text-warning")])
+        if cur is None or cur.job.kind != "single" or self._log_key != cid(cur.job.cand):
+            log = self.log_widget
+            self.log_general([log.note("■ cancelled", "text-warning")])
         self.refresh_status()
         self.refresh_bindings()
 
@@ -248,10 +300,24 @@ class MainScreen(EvaluationMixin, Screen):
                 changed.append(f"{c.key} {old.result.status}→{new.result.status}")
         log = self.log_widget
         msg = f"{dist} {'on' if on else 'off'} (hardened): " + ("; ".join(changed) if changed else "no verdict changed")
-        log.write_lines([log.note(msg, "text-accent")])
+        self.log_general([log.note(msg, "text-accent")])
         unresolved = self.model.unresolved()
         if unresolved:
             self.submit([Job(c, "hardened", "fill") for c in unresolved])
+        self.refresh_views()
+
+    def action_zoom(self) -> None:
+        self.toggle_class("-zoomed")
+
+    def action_scores(self) -> None:
+        """Flip the fast_p panel against what the current width shows by default."""
+        shown = self.query_one("#results").display
+        self.remove_class("-scores-on", "-scores-off")
+        self.add_class("-scores-off" if shown else "-scores-on")
+
+    def action_scope(self) -> None:
+        self.model.next_scope()
+        self.notify(f"fast_p counts {self.model.scope_label()}", title="scores")
         self.refresh_views()
 
     def action_diff(self) -> None:

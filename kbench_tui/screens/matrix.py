@@ -11,12 +11,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from kbench.core.distributions import ALL_DISTS
+from kbench.core.status import look
 
 from ..messages import ModelChanged
 from ..model import Model, badge
 
-MARK_VARS = {"ok": "text-success", "wrong": "text-error", "rejected": "text-warning", "error": "text-error",
-             "none": "text-muted"}
 
 
 class MatrixScreen(Screen[None]):
@@ -69,7 +68,7 @@ class MatrixScreen(Screen[None]):
             for mode in ("hardened", "naive"):
                 k = self.model.verdict(c, mode)
                 text, kind = badge(k.result if k else None)
-                cells.append(Text(text, style=self._c(MARK_VARS[kind])))
+                cells.append(Text(text, style=self._c(look(kind).style)))
             table.add_row(*cells)
         if row < table.row_count:
             table.move_cursor(row=row)

@@ -7,12 +7,11 @@ from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from kbench.core.status import badge_text, look, short_badge
 from kbench.core.tasks import TASKS
 
-from ..model import Model, badge, cid
+from ..model import Model, cid
 
-BADGE_VARS = {"ok": "text-success", "wrong": "text-error", "rejected": "text-warning", "error": "text-error",
-              "none": "text-muted"}
 
 NodeData = tuple[str, str]  # ("level", "1") | ("task", name) | ("cand", cid)
 
@@ -37,19 +36,28 @@ class CandidateTree(Tree[NodeData]):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_badges(self._model))
 
     def _style(self, kind: str) -> str:
-        return self.app.theme_variables.get(BADGE_VARS[kind], "")
+        return self.app.theme_variables.get(look(kind).style, "")
 
     def _label(self, model: Model, c, width: int) -> Text:  # type: ignore[no-untyped-def]
         known = model.verdict(c)
-        text, kind = badge(known.result if known else None)
+        narrow = 0 < self.size.width < 40
+        text, kind = (short_badge if narrow else badge_text)(known.result if known else None)
         name = c.name if c.origin == "library" else f"{c.name} ✎" if c.origin == "user" else f"{c.name} ⌂"
+        if len(name) > width:
+            name = name[: width - 1] + "…"
         label = Text(f"{name:<{width}} ")
         label.append(text, style=self._style(kind))
         return label
 
-    @staticmethod
-    def _width(model: Model) -> int:
-        return min(max((len(c.name) + (c.origin != "library") * 2 for c in model.candidates), default=0), 22)
+    def _width(self, model: Model) -> int:
+        """Name column: the longest name, at most 22, and narrower when the tree is (badges stay visible)."""
+        badge_room = 11 if self.size.width < 40 else 16  # "⊘ rejected" / "! runtime_error"
+        room = self.size.width - 8 - badge_room if self.size.width else 22  # guides and scrollbar
+        return max(min(max((len(c.name) + (c.origin != "library") * 2 for c in model.candidates), default=0), 22,
+                       room), 8)
+
+    def on_resize(self) -> None:
+        self.refresh_badges(self._model)
 
     def build(self, model: Model, select: NodeData | None = None) -> None:
         """(Re)build from the model; the cursor goes to ``select``, else stays on the same node."""

@@ -1,4 +1,5 @@
-"""The evaluator log: one line per step event, coloured by verdict; runs stay scrollable."""
+"""The evaluator log: one line per step event, coloured by verdict, wrapped; it follows the end until
+the reader scrolls up (the border says which), and shows one candidate's history at a time."""
 
 from __future__ import annotations
 
@@ -6,15 +7,52 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from kbench.core.results import Event, Result
+from kbench.core.status import look, sentence
 
 MAX_LINES = 5000
-STATUS_VARS = {"correct": "text-success", "wrong": "text-error", "rejected": "text-warning",
-               "compile_error": "text-error", "runtime_error": "text-error"}
+NAN_ALLOC_HINT = "alloc() buffers are NaN-filled in hardened mode: write every element you return"
+DEGENERATE_OLD = " (degenerate: scale-aware)"
+DEGENERATE_NEW = " (reference below the tolerance: judged relative to its scale)"
+
+
+def trial_message(message: str, tolerance: str | None = None, alloc_nan: bool = False) -> str:
+    """A trial line as a reader needs it: the tolerance it was judged with, the NaN-filled ``alloc`` rule
+    when a NaN is what failed, and no alarming word for the scale-aware pass."""
+    msg = message.replace(DEGENERATE_OLD, DEGENERATE_NEW)
+    if alloc_nan and "NaN at" in msg and "NaN-filled" not in msg:
+        msg += f" ({NAN_ALLOC_HINT})"
+    if tolerance and "tolerance" not in msg and ("err" in msg or "pass" in msg):
+        msg += f" · tol {tolerance}"
+    return msg
 
 
 class EvalLog(RichLog):
     def __init__(self, **kw) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(max_lines=MAX_LINES, wrap=False, markup=False, highlight=False, auto_scroll=False, **kw)
+        super().__init__(max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, auto_scroll=False, **kw)
+        self.following = True
+        self.texts: list[Text] = []  # what is shown, unwrapped: re-wrapped when the width changes
+        self._wrapped_at = 0
+
+    @property
+    def plain(self) -> str:
+        """The shown lines as plain text, one per logical line (tests, copying)."""
+        return "\n".join(t.plain for t in self.texts)
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width != self._wrapped_at and self.texts:
+            self._rewrite()
+
+    def _width(self) -> int | None:
+        """Wrap at the pane's width (RichLog would measure the batch and never wrap below 78 columns)."""
+        w = self.scrollable_content_region.width
+        return w if w > 0 else None
+
+    def _rewrite(self) -> None:
+        self._wrapped_at = self.scrollable_content_region.width
+        follow = self.following
+        self.clear()
+        self.write(Text("\n").join(self.texts[-MAX_LINES:]), width=self._width(), scroll_end=follow)
 
     def _color(self, var: str) -> str:
         return self.app.theme_variables.get(var, "")
@@ -22,12 +60,39 @@ class EvalLog(RichLog):
     def _at_end(self) -> bool:
         return self.max_scroll_y - self.scroll_y <= 2
 
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        following = self._at_end()
+        if following != self.following:
+            self.following = following
+            self._show_follow()
+
+    def _show_follow(self) -> None:
+        self.border_subtitle = "following" if self.following else "paused · end key follows again"
+
+    def on_mount(self) -> None:
+        self._show_follow()
+
+    def key_end(self) -> None:
+        self.scroll_end(animate=False)
+        self.following = True
+        self._show_follow()
+
     def write_lines(self, lines: list[Text]) -> None:
         """Write a batch as one renderable; follow the end only if the reader is already there."""
         if not lines:
             return
-        follow = self._at_end()
-        self.write(Text("\n").join(lines), scroll_end=follow)
+        self.texts.extend(lines)
+        follow = self.following
+        self.write(Text("\n").join(lines), width=self._width(), scroll_end=follow)
+
+    def show_history(self, title: str, lines: list[Text]) -> None:
+        """Replace the contents with one candidate's lines, at the end, following."""
+        self.border_title = title
+        self.following = True
+        self._show_follow()
+        self.texts = list(lines)
+        self._rewrite()
 
     def header(self, text: str) -> Text:
         return Text(f"── {text} ", style=f"bold {self._color('text-accent')}") + Text("─" * 20, style=self._color("text-muted"))
@@ -35,26 +100,29 @@ class EvalLog(RichLog):
     def note(self, text: str, var: str = "text-muted") -> Text:
         return Text(f"   {text}", style=self._color(var))
 
-    def event_line(self, ev: Event) -> Text:
+    def event_line(self, ev: Event, tolerance: str | None = None, alloc_nan: bool = False,
+                   verdict_label: str | None = None) -> Text:
         if ev.step == "verdict" and ev.status:
-            var = STATUS_VARS.get(ev.status, "")
+            var = look(ev.status).style
         else:
             var = {True: "text-success", False: "text-error", None: ""}[ev.ok]
+        message = ev.message
+        if ev.step == "trial":
+            message = trial_message(message, tolerance, alloc_nan)
+        elif ev.step == "verdict" and ev.status == "rejected":
+            message = message.replace("rejected: rejected:", "rejected:")
+        if ev.step == "verdict" and verdict_label:
+            message = f"{verdict_label}: {message}"
         line = Text(f"{ev.elapsed:6.2f}s ", style=self._color("text-muted"))
         line.append(f"{ev.step:<8}", style="bold")
-        line.append(ev.message, style=self._color(var) if var else "")
+        line.append(message, style=self._color(var) if var else "")
         return line
 
-    def result_line(self, prefix: str, result: Result, extra: str = "") -> Text:
-        var = STATUS_VARS.get(result.status, "")
-        return Text(f"   {prefix}", style=self._color("text-muted")) + Text(summary(result) + extra, style=self._color(var))
+    def result_line(self, prefix: str, result: Result, extra: str = "", bold: bool = False) -> Text:
+        style = self._color(look(result.status).style) + (" bold" if bold else "")
+        return Text(f"   {prefix}", style=self._color("text-muted")) + Text(summary(result) + extra, style=style)
 
 
 def summary(r: Result) -> str:
-    if r.status == "correct" and r.timing:
-        lo, hi = r.speedup_ci or (r.speedup, r.speedup)
-        return f"✓ correct, {r.speedup:.2f}× (95% CI {lo:.2f}–{hi:.2f})"
-    if r.status == "correct":
-        return "✓ correct"
-    mark = {"wrong": "✗", "rejected": "⊘"}.get(r.status, "!")
-    return f"{mark} {r.status}: {r.msg}"
+    """The one-line verdict every view prints (``kbench.core.status.sentence``)."""
+    return sentence(r)

@@ -15,10 +15,12 @@ def _f(v: float | None) -> str:
 
 class FastPTable(Static):
     evaluated: tuple[int, int, int] = (0, 0, 0)  # naive, hardened, total (for tests and the caption)
+    counts: str = ""  # which candidates the scores count
 
     def show(self, s: Scores) -> None:
         t = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False, padding=(0, 1),
-                  caption=f"evaluated: naive {s.n_naive}/{s.n_total}, hardened {s.n_hardened}/{s.n_total}",
+                  caption=f"counts {s.counts} (c switches)\nevaluated: naive {s.n_naive}/{s.n_total}, "
+                          f"hardened {s.n_hardened}/{s.n_total}",
                   caption_justify="left")
         t.add_column("fast_p", no_wrap=True)
         for name in ("naive", "hardened", "oracle"):
@@ -30,3 +32,5 @@ class FastPTable(Static):
             t.add_row(f"fast₁@{k}", _f(n), _f(h), "")
         self.update(t)
         self.evaluated = (s.n_naive, s.n_hardened, s.n_total)
+        self.counts = s.counts
+        self.border_subtitle = f"counts {s.counts.split(',')[0]}"

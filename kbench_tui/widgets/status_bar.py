@@ -17,19 +17,28 @@ class StatusBar(Horizontal):
     StatusBar #status-right { width: auto; max-width: 50%; height: 1; padding: 0 1; text-wrap: nowrap; }
     """
 
+    _last: tuple[str, tuple[str, ...], Content | None] | None = None
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
     def compose(self) -> ComposeResult:
         yield Static(id="status-left")
         yield Static(id="status-right")
 
     def show(self, mode: str, enabled: tuple[str, ...], activity: Content | None) -> None:
+        self._last = (mode, enabled, activity)
         hard = mode == "hardened"
-        parts: list[tuple[str, str] | str | Content] = [(" kbench explorer ", "bold $text-accent"), "│ mode "]
+        compact = 0 < self.size.width < 110  # an 80-column terminal: short names, no app title
+        parts: list[tuple[str, str] | str | Content] = [] if compact else [(" kbench explorer ", "bold $text-accent"), "│"]
+        parts.append(" mode ")
         parts.append((f" {mode} ", "bold reverse $primary" if hard else "bold reverse $warning"))
         parts.append(" (m) │ ")
         for i, d in enumerate(ALL_DISTS, 1):
             on = d in enabled
             style = ("bold $text-success" if hard else "$text-muted") if on else "$text-muted strike"
-            parts += [(f"{i}", "bold" if hard else "$text-muted"), (f"{'●' if on else '○'}{d} ", style)]
+            parts += [(f"{i}", "bold" if hard else "$text-muted"), (f"{'●' if on else '○'}{d[:4] if compact else d} ", style)]
         if not hard:
             parts.append(("(toggles act on hardened; naive is KernelBench v0: 5 trials on normal)", "$text-muted"))
         self.query_one("#status-left", Static).update(Content.assemble(*parts))

@@ -117,7 +117,7 @@ async def test_results_survive_a_restart_marked_as_stored(tmp_path: Path) -> Non
         await pilot.press("r")
         await idle(pilot)
         assert len(engine2.calls) == 1
-        assert "stored" not in str(app2.main_screen.query_one("#verdicts").render()).split("\n")[1]
+        assert "stored" not in str(app2.main_screen.query_one("#verdicts").render()).split("\n")[0]
 
 
 async def test_a_corrupt_database_is_moved_aside_with_a_message(tmp_path: Path) -> None:

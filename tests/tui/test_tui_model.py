@@ -69,9 +69,9 @@ def test_scores_over_evaluated_only() -> None:
 def test_badges() -> None:
     r = fake_result("L1_diag_matmul", "row_scale", EXPLORER_HARDENED)
     assert badge(r)[0].startswith("✓ ") and badge(r)[0].endswith("×")
-    assert badge(None) == ("·", "none")
+    assert badge(None) == ("·", "not_evaluated")
     assert badge(fake_result("L1_softmax", "wrong_axis", EXPLORER_HARDENED)) == ("✗ wrong", "wrong")
-    assert badge(fake_result("L1_layernorm", "numba_jit", EXPLORER_HARDENED)) == ("! runtime_error", "error")
+    assert badge(fake_result("L1_layernorm", "numba_jit", EXPLORER_HARDENED)) == ("! runtime_error", "runtime_error")
     assert badge(fake_result("L1_diag_matmul", "hack_stale_alloc", EXPLORER_HARDENED)) == ("⊘ rejected", "rejected")
 
 
@@ -99,3 +99,44 @@ def test_scheduler_single_supersedes_and_preempts_background() -> None:
 
 def test_all_dists_order() -> None:
     assert ALL_DISTS == ("normal", "uniform", "laplace", "lognormal", "offset", "exponential", "edge")
+
+
+def _timed(speedup: float, ci: tuple[float, float]):  # type: ignore[no-untyped-def]
+    from kbench.core.results import Result, Timing
+
+    t = Timing(method="interleaved", t_ref=0.01, t_cand=0.01 / speedup, speedup=speedup, speedup_ci=ci,
+               n_samples=12, noise=ci[0] <= 1.0 <= ci[1])
+    return Result("L1_gelu", "k", "hardened", ("normal",), "correct", f"{speedup:.2f}x", [], t)
+
+
+def test_status_vocabulary_speedups_and_messages() -> None:
+    from kbench.core.results import Result
+    from kbench.core.status import STATUS_LOOK, look, sentence
+
+    for key in ("compile_error", "runtime_error", "wrong", "rejected", "correct", "not_evaluated", "running",
+                "cancelled", "noise"):
+        assert look(key).text and look(key).symbol and look(key).style.startswith("text-")
+    assert set(STATUS_LOOK) >= {"cancelled", "noise"}
+    # 0.95x is not 1.0x; an interval containing 1.0 is shown as noise with the interval
+    assert badge(_timed(0.95, (0.93, 0.97)))[0] == "✓ 0.95×"
+    assert badge(_timed(0.98, (0.93, 1.04)))[0] == "✓ ≈1.0×"
+    assert "≈1.0× [0.93-1.04]" in sentence(_timed(0.98, (0.93, 1.04)))
+    assert "within noise" in sentence(_timed(0.98, (0.93, 1.04)))
+    assert "13.2× [12.9-13.6]" in sentence(_timed(13.2, (12.9, 13.6)))
+    r = Result("L1_gelu", "k", "hardened", ("normal",), "rejected", "rejected: modified input x in place")
+    assert sentence(r) == "⊘ rejected: modified input x in place"
+
+
+def test_scores_count_the_chosen_set() -> None:
+    import dataclasses
+
+    lib = find("L1_softmax", "no_max")
+    mine = dataclasses.replace(lib, name="mine_1", origin="user")
+    m = Model([lib, mine])
+    m.record(mine.digest, mine.task, fake_result(mine.task, "mine_1", EXPLORER_HARDENED))
+    m.record(lib.digest, lib.task, fake_result(lib.task, lib.name, EXPLORER_HARDENED))
+    assert m.scopes() == ["library", "mine", "all"]
+    assert m.scope == "library" and m.scores().n_total == 1 and "the library" in m.scores().counts
+    assert m.next_scope() == "mine" and m.scores().n_total == 1 and "your own" in m.scores().counts
+    assert m.next_scope() == "all" and m.scores().n_total == 2
+    assert m.next_scope() == "library"

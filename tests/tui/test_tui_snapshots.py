@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from tui_helpers import SIZE, idle, make_app, select
 from tui_fakes import fake_result
 
@@ -27,8 +28,27 @@ async def _main(pilot) -> None:  # type: ignore[no-untyped-def]
     await idle(pilot)
 
 
-def test_main_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(_seeded(), terminal_size=SIZE, run_before=_main)
+@pytest.mark.parametrize("size", [(80, 24), (120, 30), (200, 50)], ids=["80x24", "120x30", "200x50"])
+def test_main_screen(snap_compare, size) -> None:  # type: ignore[no-untyped-def]
+    """The responsive layout: at 80x24 the candidate and the log beside a narrow tree; at 120x30 both
+    sources, scores on s; at 200x50 everything."""
+    assert snap_compare(_seeded(), terminal_size=size, run_before=_main)
+
+
+def test_narrow_zoomed_with_scores(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await _main(pilot)
+        await pilot.press("z")
+
+    assert snap_compare(_seeded(), terminal_size=(80, 24), run_before=before)
+
+
+def test_narrow_scores(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await _main(pilot)
+        await pilot.press("s")
+
+    assert snap_compare(_seeded(), terminal_size=(80, 24), run_before=before)
 
 
 def test_main_screen_diff_naive(snap_compare) -> None:  # type: ignore[no-untyped-def]

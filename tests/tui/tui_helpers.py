@@ -33,7 +33,7 @@ async def idle(pilot, timeout: float = 60.0) -> None:  # type: ignore[no-untyped
 
 
 def log_text(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(strip.text for strip in app.main_screen.query_one("#log").lines)
+    return app.main_screen.query_one("#log").plain
 
 
 async def select(pilot, key: str) -> None:  # type: ignore[no-untyped-def]
