@@ -84,6 +84,7 @@ class Result:
     timing: Timing | None = None
     elapsed: float = 0.0
     overhead: dict[str, float] = field(default_factory=dict)  # seconds not spent running kernels
+    isolation: tuple[str, ...] = ()  # the sandbox's OS layers active in the candidate's worker
 
     @property
     def correct(self) -> bool:
@@ -140,9 +141,9 @@ class Result:
             if self.timing is None:
                 return None  # correct on what is left, but its speed was never measured
             return Result(self.task, self.cand_name, self.mode, want, "correct", f"{self.timing.speedup:.2f}x", kept,
-                          self.timing, self.elapsed, dict(self.overhead))
+                          self.timing, self.elapsed, dict(self.overhead), self.isolation)
         return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
-                      self.elapsed, dict(self.overhead))
+                      self.elapsed, dict(self.overhead), self.isolation)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

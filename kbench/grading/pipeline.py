@@ -26,6 +26,7 @@ from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
 from kbench.core.tasks import Task
 from kbench.grading import hygiene, static_gate
 from kbench.grading.truth import Grader, default_grader, give_params, load_reference, out_bytes
+from kbench.sandbox import protocol as P
 from kbench.sandbox.server import Worker, WorkerError
 from kbench.timing import blocked, interleaved
 from kbench.timing.interleaved import TimedCall, TimingAborted
@@ -63,9 +64,11 @@ class _Run:
         self.timing: Timing | None = None
         self.worker: Worker | None = None
         self.ref_timer: Worker | None = None
+        self.base_threads: int | None = None  # the candidate worker's own threads, before candidate code
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
         self.kernel_s = 0.0  # candidate and reference kernel time this run measured (not cached references)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
+        self.isolation: tuple[str, ...] = ()  # the OS layers the candidate's worker applied
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -83,11 +86,11 @@ class _Run:
             raise _Verdict("runtime_error", f"timed out after {self.mode.timeout_s:g} s")
         return left
 
-    def ask(self, op: str, **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
+    def ask(self, request: P.Request) -> P.Reply:
         """A request to the candidate's worker; a dead or silent worker ends the run as runtime_error."""
         assert self.worker is not None
         try:
-            return self.worker.request(op, self.remaining(), **kw)
+            return self.worker.call(request, self.remaining())
         except WorkerError as e:
             msg = f"timed out after {self.mode.timeout_s:g} s" if e.kind == "timeout" else str(e)
             raise _Verdict("runtime_error", msg) from None
@@ -147,6 +150,7 @@ class _Run:
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
+        result.isolation = self.isolation
         ci = self.timing.speedup_ci if self.timing else None
         self.emit("verdict", f"{status}: {msg}" if status != "correct" else
                   f"correct, {self.timing.speedup:.2f}x (95% CI {ci[0]:.2f}-{ci[1]:.2f})" if self.timing and ci
@@ -176,15 +180,31 @@ class _Run:
             self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
         except OSError as e:
             raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+        self.sandbox_layers()
         if self.mode.shared_process:
-            h, *_ = self.ask("load", src=self.task.ref_src, **{"as": "ref"})
-        h, *_ = self.ask("load", src=self.src, **{"as": "cand"})
-        if not h.get("ok"):
-            self.emit("load", str(h.get("error")), False)
-            raise _Verdict("compile_error", str(h.get("error")))
+            self.ask(P.Load(self.task.ref_src, "ref"))
+        reply = self.ask(P.Load(self.src, "cand"))
+        if not isinstance(reply, P.Loaded):
+            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            self.emit("load", error, False)
+            raise _Verdict("compile_error", error)
+        self.check_threads("load", "after load")
         self.start_s = time.perf_counter() - t0
         self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
-                          + (", has init()" if h.get("has_init") else ""), True)
+                          + (", has init()" if reply.has_init else ""), True)
+
+    def sandbox_layers(self) -> None:
+        """Record the OS layers the candidate's worker applied; say so when one is missing."""
+        assert self.worker is not None
+        try:
+            hello = self.worker.layers(self.remaining())
+        except WorkerError as e:
+            raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+        self.isolation = hello.active
+        self.base_threads = self.worker.thread_count()
+        self.emit("load", f"sandbox layers: {', '.join(hello.active) or 'none'}", None)
+        for layer, why in hello.missing:
+            self.emit("load", f"sandbox runs without {layer}: {why}", None)
 
     def init(self) -> None:
         seen = set()
@@ -193,10 +213,11 @@ class _Run:
             if pset_id in seen:
                 continue
             seen.add(pset_id)
-            h, *_ = self.ask("params", pset_id=pset_id, params=params)
-            if not h.get("ok"):
-                self.emit("init", f"init failed: {h.get('error')}", False)
-                raise _Verdict("runtime_error", f"init failed: {h.get('error')}")
+            reply = self.ask(P.SetParams(pset_id, params))
+            if isinstance(reply, P.Failure):
+                self.emit("init", f"init failed: {reply.error}", False)
+                raise _Verdict("runtime_error", f"init failed: {reply.error}")
+        self.check_threads("init", "after init")
         self.emit("init", f"{len(seen)} parameter set{'s' if len(seen) > 1 else ''} ready", True)
 
     def correctness(self) -> None:
@@ -225,51 +246,53 @@ class _Run:
     def verify_params(self, during: str) -> None:
         if not self.mode.exact_checks:
             return
-        h, *_ = self.ask("verify")
-        if h.get("params_changed"):
-            msg = f"rejected: modified params {', '.join(map(str, h['params_changed']))} during {during}"
+        reply = self.ask(P.VerifyParams())
+        if isinstance(reply, P.Failure):
+            raise _Verdict("runtime_error", f"checking params after {during}: {reply.error}")
+        if isinstance(reply, P.ParamsVerified) and reply.params_changed:
+            msg = f"rejected: modified params {', '.join(reply.params_changed)} during {during}"
             self.emit("trial", msg, False)
             raise _Verdict("rejected", msg)
 
     def shared_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
         pset_id, _ = self.g.params(self.task, kind, draw)
         x = self.g.inputs(self.task, i, dist)
-        h, *_ = self.ask("naive_trial", pset_id=pset_id, x=x, atol=self.mode.atol, rtol=self.mode.rtol,
-                         alloc=self.mode.alloc)
-        if h.get("raised") or h.get("error"):
-            msg = h.get("raised") or h.get("error")
+        reply = self.ask(P.NaiveTrial(pset_id, x, self.mode.atol, self.mode.rtol, self.mode.alloc))
+        msg = reply.error if isinstance(reply, P.Failure) else \
+            reply.raised if isinstance(reply, P.NaiveTrialDone) else "unexpected reply"
+        if msg or not isinstance(reply, P.NaiveTrialDone):
             self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
-            raise _Verdict("runtime_error", str(msg))
-        return Trial(i, dist, pset, bool(h.get("ok")), str(h.get("message", "")), _num(h.get("max_abs_err")),
-                     _num(h.get("max_rel_err")))
+            raise _Verdict("runtime_error", msg)
+        return Trial(i, dist, pset, reply.ok, reply.message, reply.max_abs_err, reply.max_rel_err)
 
     def isolated_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
         try:
             x, pset_id, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
-        h, arrays, _, _ = self.ask("call", fn="cand", pset_id=pset_id, x=x, alloc=self.mode.alloc, out_bytes=out_bytes(self.task))
-        if isinstance(h.get("t0"), int) and isinstance(h.get("t1"), int):
-            self.kernel_s += max(0, h["t1"] - h["t0"]) / 1e9
-        c = self.judge(h, arrays, ref, f"trial {i + 1} ({dist})")
+        reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
+        if isinstance(reply, P.Called):
+            self.kernel_s += max(0, reply.t1 - reply.t0) / 1e9
+        c = self.judge(reply, ref, f"trial {i + 1} ({dist})")
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
-    def check_hygiene(self, h: dict, step: str, where: str) -> None:
+    def check_hygiene(self, reply: P.Called, step: str, where: str) -> None:
         """The worker's facts about one call; any breach ends the run (checked on timed calls too)."""
-        breach = hygiene.first_breach(self.mode, h.get)
+        breach = hygiene.first_breach(self.mode, lambda fact: getattr(reply, fact))
         if breach:
             self.emit(step, f"{where}: rejected: {breach}", False)
             raise _Verdict("rejected", f"rejected: {breach}")
 
-    def judge(self, h: dict, arrays: list[np.ndarray], ref: np.ndarray, where: str) -> Comparison:
+    def judge(self, reply: P.Reply, ref: np.ndarray, where: str) -> Comparison:
         """Hygiene first (any breach ends the run), then the numeric comparison."""
-        if not h.get("ok"):
-            self.emit("trial", f"{where}: {h.get('error')}", False)
-            raise _Verdict("runtime_error", str(h.get("error")))
-        self.check_hygiene(h, "trial", where)
-        if not arrays:
-            return Comparison(False, f"output is {h.get('out_type', 'unknown')}, not numpy.ndarray")
-        return compare(arrays[0], ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+        if not isinstance(reply, P.Called):
+            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            self.emit("trial", f"{where}: {error}", False)
+            raise _Verdict("runtime_error", error)
+        self.check_hygiene(reply, "trial", where)
+        if reply.output is None:
+            return Comparison(False, f"output is {reply.out_type}, not numpy.ndarray")
+        return compare(reply.output, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
 
     # -- timing ------------------------------------------------------------------------------------
 
@@ -301,11 +324,11 @@ class _Run:
         pset_id, _ = self.g.params(self.task, "default", -1)
         x = self.g.inputs(self.task, 10_000, "normal")
         self.emit("timing", blocked.describe(tp))
-        h, *_ = self.ask("naive_time", pset_id=pset_id, x=x, warmup=tp.warmup, min_runs=tp.min_runs,
-                         max_runs=tp.max_runs, budget_s=min(tp.budget_s, self.remaining()))
-        if not h.get("ok", True) or h.get("error"):
-            raise _Verdict("runtime_error", str(h.get("error")))
-        ref, cand = _floats(h.get("ref")), _floats(h.get("cand"))
+        reply = self.ask(P.NaiveTime(pset_id, x, tp.warmup, tp.min_runs, tp.max_runs,
+                                     min(tp.budget_s, self.remaining())))
+        if not isinstance(reply, P.NaiveTimes):
+            raise _Verdict("runtime_error", reply.error if isinstance(reply, P.Failure) else "unexpected reply")
+        ref, cand = list(reply.ref), list(reply.cand)
         if not ref or not cand:
             raise _Verdict("runtime_error", "timing returned no samples")
         self.kernel_s += sum(ref) + sum(cand)
@@ -343,31 +366,48 @@ class _Run:
         self.kernel_s += kernel_s
 
     def time_reference(self, pset_id: str, x: dict) -> TimedCall:
-        assert self.ref_timer is not None
+        assert self.ref_timer is not None and self.worker is not None
+        # No candidate code runs while the reference is timed: every thread of its worker is stopped.
+        self.worker.pause()
         try:
-            h, arrays, ts, tr = self.ref_timer.request("call", self.remaining(), fn=f"ref:{self.task.name}",
-                                                       pset_id=pset_id, x=x, alloc="nan", out_bytes=out_bytes(self.task))
+            reply = self.ref_timer.call(P.Call(f"ref:{self.task.name}", pset_id, x, "nan", out_bytes(self.task)),
+                                        self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        if not h.get("ok") or not arrays:
-            raise _Verdict("runtime_error", f"reference failed while timing: {h.get('error')}")
-        t = (h["t1"] - h["t0"]) / 1e9
-        return TimedCall(t, arrays[0], (tr - ts) / 1e9 - t)
+        finally:
+            self.worker.resume()
+        if not isinstance(reply, P.Called) or reply.output is None:
+            error = reply.error if isinstance(reply, P.Failure) else "no output"
+            raise _Verdict("runtime_error", f"reference failed while timing: {error}")
+        t = (reply.t1 - reply.t0) / 1e9
+        return TimedCall(t, reply.output, (reply.t_recv - reply.t_send) / 1e9 - t)
 
     def time_candidate(self, pset_id: str, x: dict) -> TimedCall:
-        h, arrays, ts, tr = self.ask("call", fn="cand", pset_id=pset_id, x=x, alloc=self.mode.alloc,
-                                     out_bytes=out_bytes(self.task))
-        if not h.get("ok"):
-            raise _Verdict("runtime_error", f"while timing: {h.get('error')}")
-        self.check_hygiene(h, "timing", "while timing")
-        t0, t1 = h.get("t0"), h.get("t1")
-        if not (isinstance(t0, int) and isinstance(t1, int) and ts <= t0 <= t1 <= tr):
+        reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
+        if not isinstance(reply, P.Called):
+            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            raise _Verdict("runtime_error", f"while timing: {error}")
+        self.check_hygiene(reply, "timing", "while timing")
+        self.check_threads("timing", "after a timed call")
+        ts, tr = reply.t_send, reply.t_recv
+        if not ts <= reply.t0 <= reply.t1 <= tr:
             raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
                                        "grader's own measurement of the call")
-        t = (t1 - t0) / 1e9
-        if not arrays:
-            raise _Verdict("wrong", f"while timing: output is {h.get('out_type')}, not numpy.ndarray")
-        return TimedCall(t, arrays[0], (tr - ts) / 1e9 - t)
+        t = (reply.t1 - reply.t0) / 1e9
+        if reply.output is None:
+            raise _Verdict("wrong", f"while timing: output is {reply.out_type}, not numpy.ndarray")
+        return TimedCall(t, reply.output, (tr - ts) / 1e9 - t)
+
+    def check_threads(self, step: str, where: str) -> None:
+        """Threads alive in the candidate's worker beyond its own, counted by the OS (/proc), at any point
+        after load: a thread started at load or by init would otherwise run beside every later call."""
+        if not self.mode.exact_checks or self.base_threads is None or self.worker is None:
+            return
+        n = self.worker.thread_count()
+        if n is not None and n > self.base_threads:
+            breach = f"{n - self.base_threads} thread(s) of its own alive in the worker {where}"
+            self.emit(step, f"rejected: {breach}", False)
+            raise _Verdict("rejected", f"rejected: {breach}")
 
     def check_timed(self, out: np.ndarray, ref: np.ndarray, n: int) -> None:
         c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
@@ -375,14 +415,6 @@ class _Run:
             msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
             self.emit("timing", msg, False)
             raise _Verdict("wrong", msg)
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) else None
-
-
-def _floats(v: Any) -> list[float]:
-    return [float(t) for t in v if isinstance(t, (int, float))] if isinstance(v, list) else []
 
 
 # ------------------------------------------------------------------------------------------ public API

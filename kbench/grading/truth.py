@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from kbench.core.distributions import sample
+from kbench.sandbox import protocol as P
 from kbench.sandbox.server import Worker
 from kbench.core.tasks import Task
 
@@ -126,11 +127,11 @@ class Grader:
 
     def _reference_output(self, task: Task, pset_id: str, params: dict, x: dict, timeout: float) -> np.ndarray:
         self.ensure_ref_params(task, pset_id, params, timeout)
-        h, arrays, _, _ = self.ref_worker(task, timeout).request(
-            "call", timeout, fn=f"ref:{task.name}", pset_id=pset_id, x=x, alloc="nan", out_bytes=out_bytes(task))
-        if not h.get("ok") or not arrays:
-            raise RuntimeError(f"reference for {task.name} failed: {h.get('error')}")
-        return arrays[0]
+        reply = self.ref_worker(task, timeout).call(P.Call(f"ref:{task.name}", pset_id, x, "nan", out_bytes(task)),
+                                                    timeout)
+        if not isinstance(reply, P.Called) or reply.output is None:
+            raise RuntimeError(f"reference for {task.name} failed: {_error(reply)}")
+        return reply.output
 
     def stream(self, task: Task) -> _TimingStream:
         if task.name not in self._streams:
@@ -145,16 +146,20 @@ class Grader:
 
 def load_reference(worker: Worker, task: Task, timeout: float) -> None:
     """Load ``task``'s reference into a reference worker, as ``ref:<task>``."""
-    h, *_ = worker.request("load", timeout, src=task.ref_src, **{"as": f"ref:{task.name}"})
-    if not h.get("ok"):
-        raise RuntimeError(f"reference for {task.name} failed to load: {h.get('error')}")
+    reply = worker.call(P.Load(task.ref_src, f"ref:{task.name}"), timeout)
+    if not isinstance(reply, P.Loaded):
+        raise RuntimeError(f"reference for {task.name} failed to load: {_error(reply)}")
 
 
 def give_params(worker: Worker, pset_id: str, params: dict, timeout: float) -> None:
     """Hand a reference worker a parameter set (no init: the reference takes params as drawn)."""
-    h, *_ = worker.request("params", timeout, pset_id=pset_id, params=params, init=False)
-    if not h.get("ok"):
-        raise RuntimeError(f"reference worker refused parameter set {pset_id}: {h.get('error')}")
+    reply = worker.call(P.SetParams(pset_id, params, init=False), timeout)
+    if not isinstance(reply, P.ParamsKept):
+        raise RuntimeError(f"reference worker refused parameter set {pset_id}: {_error(reply)}")
+
+
+def _error(reply: P.Reply) -> str:
+    return reply.error if isinstance(reply, P.Failure) else f"unexpected {type(reply).__name__} reply"
 
 
 def out_bytes(task: Task) -> int:
