@@ -349,6 +349,30 @@ class Worker:
         self.dead = True
         self._kill()
 
+    def pause(self) -> None:
+        """SIGSTOP the worker: all its threads stop (no candidate code runs while the reference is timed).
+        A stopped worker can still be killed; ``close`` resumes it first."""
+        if not self.dead and self.proc.pid and self.proc.is_alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGSTOP)
+            except OSError:
+                pass  # gone: the next call reports it
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+        if self.proc.pid and self.proc.is_alive():  # never signal a pid the system may have reused
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+    def thread_count(self) -> int | None:
+        """Threads alive in the worker now, read from /proc by this process (None where /proc is missing)."""
+        try:
+            return len(os.listdir(f"/proc/{self.proc.pid}/task"))
+        except OSError:
+            return None
+
     def request(self, op: str, timeout: float, x: dict[str, np.ndarray] | None = None, out_bytes: int = 0,
                 **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
         """Deprecated: the string-keyed form of ``call``, for call sites not yet moved to typed messages."""
@@ -356,6 +380,7 @@ class Worker:
         return _legacy_reply(reply)
 
     def close(self) -> None:
+        self.resume()  # a paused worker could not read its exit message
         if not self.dead:
             try:
                 self._send_frame(pickle.dumps((P.Exit(), None)), _Deadline(0.2))
