@@ -1,0 +1,216 @@
+"""Each OS layer, shown active on this machine by an attack it stops.
+
+Every attack runs as candidate code in a real sandbox worker. It runs twice: in a candidate worker (audit
+hook on, for readable messages) and in a reference-role worker, which has every OS layer but no audit
+hook and no static gate, so the OS alone must stop it. A test skips only when the worker's own probe
+says the layer it relies on is missing here, and then with the probe's reason.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+from kbench.sandbox import protocol as P
+from kbench.sandbox.arena import SEALS
+from kbench.sandbox.server import Worker, WorkerError
+
+ROLES = ("candidate", "reference")
+
+# Each attack is the body of ``_attack()``: it returns a word saying what happened. ``forward`` raises
+# that word, so it comes back in the Failure message whatever the worker's role.
+_TEMPLATE = '''
+import os, sys, errno
+
+def _attack():
+{body}
+
+def forward(x, params, alloc):
+    try:
+        outcome = _attack()
+    except OSError as e:
+        outcome = "blocked " + (errno.errorcode.get(e.errno, "?") if e.errno else type(e).__name__)
+    except Exception as e:
+        outcome = "blocked " + type(e).__name__
+    raise RuntimeError("OUTCOME " + str(outcome))
+'''
+
+
+def _src(body: str) -> str:
+    return _TEMPLATE.format(body="\n".join("    " + line for line in body.strip().splitlines()))
+
+
+def _outcome(role: str, body: str, needs: tuple[str, ...]) -> str:
+    """Run the attack in a fresh worker of ``role``; return its outcome word(s)."""
+    with Worker(role) as w:  # type: ignore[arg-type]
+        hello = w.layers()
+        for layer in needs:
+            if layer not in hello.active:
+                reason = dict(hello.missing).get(layer, "not reported active")
+                pytest.skip(f"the {layer} layer is missing on this machine: {reason}")
+        assert isinstance(w.call(P.Load(_src(body), "cand"), 10.0), P.Loaded)
+        assert isinstance(w.call(P.SetParams("p", {}), 10.0), P.ParamsKept)
+        reply = w.call(P.Call("cand", "p", {"x": np.zeros(16, np.float32)}, "nan", 64), 10.0)
+    assert isinstance(reply, P.Failure), reply
+    assert "OUTCOME " in reply.error, reply.error
+    return reply.error.split("OUTCOME ", 1)[1].split(" (line ")[0]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_write_outside_its_directory_fails(role, tmp_path):
+    os.chmod(tmp_path, 0o777)
+    target = tmp_path / f"escape-{uuid.uuid4().hex}"
+    out = _outcome(role, f'''
+d = os.open({str(tmp_path)!r}, os.O_RDONLY)  # the dir_fd route the audit hook judged wrongly
+fd = os.open("{target.name}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)
+os.write(fd, b"x")
+return "wrote"
+''', ("landlock",))
+    assert out.startswith("blocked"), out
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_write_in_its_own_directory_fails_too(role):
+    out = _outcome(role, '''
+with open(os.path.join(os.getcwd(), "cache.bin"), "wb") as f:
+    f.write(b"x" * 1000)
+return "wrote"
+''', ("landlock",))
+    assert out.startswith("blocked"), out
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_exec_and_fork_fail(role):
+    out = _outcome(role, '''
+import _posixsubprocess
+results = []
+for attempt in ("execv", "posix_spawn", "fork"):
+    try:
+        if attempt == "execv":
+            os.execv("/bin/sh", ["sh", "-c", "true"])
+        elif attempt == "posix_spawn":
+            os.posix_spawn("/bin/true", ["true"], {})
+        else:
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+        results.append(attempt + " ran")
+    except (OSError, RuntimeError) as e:
+        results.append(attempt + " blocked")
+return ",".join(results)
+''', ("seccomp",))
+    assert out == "execv blocked,posix_spawn blocked,fork blocked", out
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_socket_fails(role):
+    out = _outcome(role, '''
+import socket
+results = []
+for family in (socket.AF_INET, socket.AF_UNIX, socket.AF_NETLINK):
+    try:
+        socket.socket(family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM)
+        results.append("made")
+    except OSError:
+        results.append("blocked")
+return ",".join(results)
+''', ("seccomp",))
+    assert out == "blocked,blocked,blocked", out
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_grader_proc_mem_and_environ_are_unreadable(role):
+    out = _outcome(role, f'''
+results = []
+for name in ("mem", "environ", "maps"):
+    try:
+        with open("/proc/{os.getpid()}/" + name, "rb") as f:
+            f.read(16)
+        results.append(name + " read")
+    except OSError:
+        results.append(name + " blocked")
+return ",".join(results)
+''', ("landlock",))
+    assert out == "mem blocked,environ blocked,maps blocked", out
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_signal_to_the_grader_fails(role):
+    out = _outcome(role, f'''
+import signal
+results = []
+try:
+    os.kill({os.getpid()}, 0)
+    results.append("kill sent")
+except OSError:
+    results.append("kill blocked")
+try:
+    signal.pidfd_send_signal(os.pidfd_open({os.getpid()}), 0)
+    results.append("pidfd sent")
+except OSError:
+    results.append("pidfd blocked")
+try:
+    os.setpriority(os.PRIO_PROCESS, {os.getpid()}, 19)
+    results.append("renice done")
+except OSError:
+    results.append("renice blocked")
+return ",".join(results)
+''', ("seccomp",))
+    assert out == "kill blocked,pidfd blocked,renice blocked", out
+    assert os.getpriority(os.PRIO_PROCESS, 0) < 19
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_arena_cannot_be_truncated(role):
+    body = '''
+import stat
+for fd in range(3, 64):
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:kbench-arena"):
+            os.ftruncate(fd, 0)
+            return "truncated"
+    except OSError as e:
+        if os.path.exists(f"/proc/self/fd/{fd}") and "arena" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise
+return "no arena descriptor found"
+'''
+    with Worker(role) as w:  # type: ignore[arg-type]
+        assert isinstance(w.call(P.Load(_src(body), "cand"), 10.0), P.Loaded)
+        w.call(P.SetParams("p", {}), 10.0)
+        x = {"x": np.arange(16, dtype=np.float32)}
+        reply = w.call(P.Call("cand", "p", x, "nan", 64), 10.0)
+        assert isinstance(reply, P.Failure) and "OUTCOME blocked EPERM" in reply.error, reply
+        assert w._arena is not None and w._arena.seals() & SEALS == SEALS
+        assert os.fstat(w._arena.fd).st_size == w._arena.size
+        # The grader still reads and writes its mapping (a truncation would have made this a SIGBUS).
+        assert isinstance(w.call(P.Load("def forward(x, params, alloc):\n    return x['x'] * 2\n", "ok"), 10.0),
+                          P.Loaded)
+        again = w.call(P.Call("ok", "p", x, "nan", 64), 10.0)
+        assert isinstance(again, P.Called) and np.array_equal(again.output, x["x"] * 2)
+
+
+def test_layers_are_reported_and_active_here():
+    with Worker("candidate") as w:
+        hello = w.layers()
+    for layer in ("rlimits", "landlock", "seccomp"):
+        assert layer in hello.active, (layer, hello.missing)
+    assert "nonroot" in hello.active or "nocaps" in hello.active or os.getuid() != 0, hello
+    missing = dict(hello.missing)
+    assert all(layer not in missing for layer in hello.active)
+
+
+def test_a_spinning_candidate_ends_at_its_deadline():
+    with Worker("candidate") as w:
+        w.call(P.Load("def forward(x, params, alloc):\n    while True:\n        pass\n", "cand"), 10.0)
+        w.call(P.SetParams("p", {}), 10.0)
+        t0 = time.monotonic()
+        with pytest.raises(WorkerError) as e:
+            w.call(P.Call("cand", "p", {"x": np.zeros(4, np.float32)}, "nan", 16), 1.0)
+        assert e.value.kind == "timeout"
+        assert time.monotonic() - t0 < 10.0  # bounded by the deadline, not by the candidate
+        assert w.dead
