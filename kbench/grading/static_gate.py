@@ -1,24 +1,103 @@
-"""The hardened mode's AST gate: a cheap first filter, never the real defence.
+"""The hardened mode's AST gate: an allow-list that gives readable rejections. It is a first filter; the
+wall is the OS confinement of every worker, so the gate never rejects honest code just to be safe.
 
-Each rejection names its rule and line. Ordinary Python passes: classes with ``__init__``/``__call__``,
-closures, comprehensions, ``with np.errstate(...)``, ``out=`` arguments.
+A candidate may use numpy, math and ordinary Python. Each rejection names its line and rule:
+
+``import``        an import of anything but ``numpy``, ``math``, numpy's computation modules (below) or
+                  ``__future__``; a ``from`` import of a module object outside them, or a star import that
+                  would bring one in.
+``private``       a ``_``-prefixed name in any attribute chain, whatever its root (``np._core``,
+                  ``[x][0]._y``, ``f()._z``) or in an import. Exception: private attributes the candidate
+                  defines itself (``self._w = ...``, a class body's ``_cache``, ``__slots__``), unless numpy
+                  uses the same name for a private module.
+``dunder``        a dunder attribute outside a harmless few (``__init__``, ``__call__``, ``__name__``,
+                  ``__doc__``, ...); a dunder name such as ``__builtins__``; defining a dunder outside the
+                  data model (``__array_interface__`` hands numpy a raw pointer, ``__getattr__`` and
+                  ``__reduce__`` are reflection hooks, ``__del__`` runs outside any call).
+``escape``        a numpy name that is a module outside the computation modules (``np.lib``, ``np.testing``,
+                  ``np.ctypeslib``, ...), a file or test-runner hatch (``np.load``, ``x.tofile``, ``np.test``),
+                  ``x.ctypes``, or an attribute that leads to interpreter frames (``gi_frame``, ``f_globals``).
+                  Names that lead out are rejected on *any* object, not only on a module.
+``module-value``  a module used as a value: in a list, a call argument, a return, a lambda body, a class
+                  attribute. A module may only be named (``n = np``, ``import numpy as xp``, ``def f(xp=np)``)
+                  and have attributes read, so the gate knows every name that can hold one.
+``module-patch``  assigning to or deleting an attribute of a module, through any alias.
+``builtin``       ``getattr``/``setattr``/``delattr``/``vars``/``globals``/``locals``/``eval``/``exec``/
+                  ``compile``/``open``/``breakpoint``/``input``/``memoryview``/``help`` referred to at all
+                  (called, aliased, stored, passed as a default); ``type`` outside a one-argument call.
+                  A parameter or local of the same name shadows the builtin and is fine.
+``module-reflection``  ``getattr``/``setattr``/``delattr``/``hasattr`` on a module.
+``call``          ``type()`` with three arguments (building a class at run time).
+``format``        ``str.format``/``format_map`` on anything but a string literal, or a literal whose fields
+                  read attributes or items (``"{0.lib}".format(np)``). f-strings are ordinary AST and pass.
+
+Decisions. Computation modules (a module object may be held and its public names used): ``numpy``,
+``numpy.linalg``, ``numpy.fft``, ``numpy.random``, ``numpy.emath`` (``numpy.lib.scimath``),
+``numpy.typing``, ``numpy.exceptions``, ``numpy.dtypes``, ``numpy.lib.stride_tricks`` and ``math``.
+``np.lib`` is only a passage to ``stride_tricks`` and ``scimath`` (``np.lib.stride_tricks.as_strided`` and
+``sliding_window_view`` are honest tools; what they reach is the worker's own memory). Each computation
+module's names are read from the module itself, once, at the first check: every public name it has, minus
+modules outside the list and the hatches. A name numpy does not have at all (``np.erf``) passes and fails at
+run time with numpy's own AttributeError. Binding forms are all tracked with Python's scoping rules:
+assignment (with tuple unpacking), augmented and annotated assignment, ``for`` and comprehension targets,
+``with ... as``, walrus, ``except ... as``, ``match`` captures, parameters and their defaults, imports,
+``def``/``class`` names, ``global`` and ``nonlocal``.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import importlib
+import inspect
+import pkgutil
+import string
+import sys
+import types
+from dataclasses import dataclass, field
+from functools import cache
 
-ALLOWED_IMPORTS = frozenset({"numpy", "math"})
-BANNED_CALLS = frozenset({"eval", "exec", "compile", "open", "__import__", "globals", "vars", "locals",
-                          "breakpoint", "input", "memoryview"})
-#: Dunder names harmless to read or call (``super().__init__(...)``, ``type(x).__name__``).
-HARMLESS_DUNDERS = frozenset({"__init__", "__call__", "__name__", "__doc__", "__len__", "__getitem__"})
-#: Attribute names that lead out of numpy to the OS, the interpreter or files.
-ESCAPE_ATTRS = frozenset({"os", "sys", "ctypes", "ctypeslib", "subprocess", "threading", "builtins", "importlib",
-                          "gc", "inspect", "shutil", "pathlib", "io", "socket", "multiprocessing", "f2py",
-                          "testing", "load", "save", "savez", "savez_compressed", "fromfile", "tofile",
-                          "memmap", "loadtxt", "savetxt", "genfromtxt", "fromregex", "DataSource"})
+#: Modules whose public names a candidate may use (and whose module objects it may hold).
+COMPUTATION_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.lib.scimath", "numpy.typing",
+                       "numpy.exceptions", "numpy.dtypes", "numpy.lib.stride_tricks", "math")
+#: Modules that may appear inside an attribute chain on the way to a computation module, never as a value.
+PASSAGES = {"numpy.lib": ("stride_tricks", "scimath")}
+#: Names that read or write files or run the test suite: rejected on any object.
+FILE_HATCHES = frozenset({"load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
+                          "fromregex", "memmap", "open_memmap", "DataSource", "tofile", "dump"})
+TEST_HATCHES = frozenset({"test"})
+#: Names that lead out of numpy to raw memory, other modules or the interpreter: rejected on any object.
+LEADS_OUT = frozenset({
+    "ctypeslib", "cffi", "lib", "testing", "f2py", "core", "distutils", "npyio", "os", "sys",
+    "subprocess", "builtins", "importlib", "operator", "inspect", "gc", "pickle", "marshal", "posix", "resource",
+    "mmap", "sqlite3", "runpy", "pty", "fcntl", "tempfile", "shutil", "pathlib", "socket", "multiprocessing",
+    "threading", "io"})
+FRAME_ATTRS = frozenset({"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
+                         "ag_code", "ag_await", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace",
+                         "tb_frame", "tb_next", "co_code", "co_consts", "co_names"})
+#: Builtins a candidate may not refer to at all (``type`` is allowed in a one-argument call only).
+BANNED_BUILTINS = frozenset({"getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
+                             "compile", "open", "breakpoint", "input", "memoryview", "help", "__import__", "type"})
+REFLECTION = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+#: Dunder attributes harmless to read or set (``super().__init__()``, ``type(x).__name__``, ``self.__doc__``).
+HARMLESS_DUNDER_ATTRS = frozenset({"__init__", "__call__", "__name__", "__qualname__", "__doc__", "__version__",
+                                   "__len__", "__getitem__", "__setitem__", "__iter__", "__next__", "__contains__",
+                                   "__enter__", "__exit__"})
+#: Dunder names readable without defining them.
+HARMLESS_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__qualname__", "__module__", "__debug__"})
+_OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift",
+              "and", "or", "xor")
+#: Dunders a candidate may define: module metadata, the data model, and numpy's protocols whose answers the
+#: grader never trusts (an output must be an exact ndarray). Not the raw-pointer protocols or reflection hooks.
+DEFINABLE_DUNDERS = frozenset(
+    {"__all__", "__version__", "__author__", "__doc__", "__slots__", "__match_args__", "__hash__", "__init__",
+     "__new__", "__call__", "__repr__", "__str__", "__format__", "__len__", "__getitem__", "__setitem__",
+     "__delitem__", "__iter__", "__next__", "__reversed__", "__contains__", "__enter__", "__exit__", "__eq__",
+     "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__neg__", "__pos__", "__abs__", "__invert__",
+     "__int__", "__float__", "__complex__", "__index__", "__round__", "__post_init__", "__array__",
+     "__array_function__", "__array_ufunc__", "__array_wrap__", "__array_finalize__", "__array_priority__"}
+    | {f"__{p}{op}__" for op in _OPERATORS for p in ("", "r", "i")})
+
+_OTHER = ""  # the kind of a binding that does not hold a module
 
 
 @dataclass(frozen=True)
@@ -26,75 +105,570 @@ class Rejection:
     rule: str
     line: int
     detail: str
+    col: int = field(default=0, compare=False)
 
     def __str__(self) -> str:
         return f"line {self.line} {self.detail} [{self.rule}]"
 
 
-class _Gate(ast.NodeVisitor):
-    def __init__(self) -> None:
+# ------------------------------------------------------------------ what numpy and math offer
+
+@dataclass(frozen=True)
+class _ModuleApi:
+    """One module's names as the gate sees them."""
+
+    name: str
+    public: frozenset[str]  # names a candidate may use
+    submodules: dict[str, str]  # attribute -> computation module or passage it leads to
+    blocked: dict[str, tuple[str, str]]  # attribute -> (rule, why), for names the module serves but we refuse
+    star: tuple[str, ...]  # what ``from module import *`` binds
+
+
+def _why_blocked(module: str, attr: str, value: object) -> tuple[str, str] | None:
+    if attr in FILE_HATCHES:
+        return "escape", f"reaches {module}.{attr}, which reads or writes files"
+    if attr in TEST_HATCHES:
+        return "escape", f"reaches {module}.{attr}, which runs numpy's test suite"
+    if attr == "cffi":
+        return "escape", f"reaches {module}.{attr}, which hands out raw pointers"
+    if isinstance(value, types.ModuleType):
+        return "escape", f"reaches module {value.__name__}, which is not one of numpy's computation modules"
+    return None
+
+
+def _module_api(name: str) -> _ModuleApi:
+    mod = importlib.import_module(name)
+    own = vars(mod)  # never getattr: a lazy numpy attribute would import (numpy.testing) as a side effect
+    names = {n for n in dir(mod) if not n.startswith("_")}
+    if hasattr(mod, "__path__"):
+        names |= {m.name for m in pkgutil.iter_modules(mod.__path__) if not m.name.startswith("_")}
+    names |= {n for n in getattr(mod, "__numpy_submodules__", ()) if not n.startswith("_")}
+    public, subs, blocked = set(), {}, {}
+    for attr in names:
+        value = own.get(attr)
+        target = value.__name__ if isinstance(value, types.ModuleType) else f"{name}.{attr}"
+        if target in COMPUTATION_MODULES or target in PASSAGES:
+            if (isinstance(value, types.ModuleType) or attr not in own) and (
+                    name not in PASSAGES or attr in PASSAGES[name]):
+                subs[attr] = target
+                continue
+        if attr not in own:  # a submodule file or a lazily served module: a module either way
+            value = types.ModuleType(f"{name}.{attr}")
+        why = _why_blocked(name, attr, value)
+        if why or name in PASSAGES:
+            blocked[attr] = why or ("escape", f"reaches {name}.{attr}; numpy.lib is open only for "
+                                              f"{' and '.join(PASSAGES[name])}")
+        else:
+            public.add(attr)
+    star = tuple(getattr(mod, "__all__", sorted(n for n in own if not n.startswith("_"))))
+    return _ModuleApi(name, frozenset(public), subs, blocked, star)
+
+
+@dataclass(frozen=True)
+class _Api:
+    modules: dict[str, _ModuleApi]
+    private_modules: frozenset[str]  # ``_`` names numpy uses for modules: never a candidate's own attribute
+
+
+@cache
+def _api() -> _Api:
+    """Derived from the installed numpy once, at the first check (~10 ms; the modules are imported)."""
+    mods = {name: _module_api(name) for name in (*COMPUTATION_MODULES, *PASSAGES)}
+    private: set[str] = set()
+    loaded = [m for n, m in list(sys.modules.items()) if n == "numpy" or n.startswith("numpy.")]
+    import numpy as np  # noqa: PLC0415 - only for sample objects whose private attributes hold modules
+    samples = [np.zeros(1).ctypes, np.random.default_rng(0), np.random.default_rng(0).bit_generator]
+    for holder in (*loaded, *samples):
+        for n in dir(holder):
+            if n.startswith("_") and not n.endswith("__") and isinstance(inspect.getattr_static(holder, n, None),
+                                                                         types.ModuleType):
+                private.add(n)
+    for name in mods:
+        mod = importlib.import_module(name)
+        if hasattr(mod, "__path__"):
+            private |= {m.name for m in pkgutil.iter_modules(mod.__path__) if m.name.startswith("_")}
+    return _Api(mods, frozenset(private))
+
+
+def _classify(module: str, attr: str) -> tuple[str, str] | None:
+    """("module", target) for a computation submodule or passage, (rule, why) for a refusal, None when fine."""
+    api = _api().modules[module]
+    if attr.startswith("__") and attr.endswith("__"):
+        return None  # dunder attributes have their own rule
+    if attr.startswith("_"):
+        return "private", f"reaches private name {attr}"
+    if attr in api.submodules:
+        return "module", api.submodules[attr]
+    return api.blocked.get(attr)
+
+
+# ------------------------------------------------------------------ pass 1: scopes and bindings
+
+@dataclass(eq=False)
+class _Scope:
+    kind: str  # "module", "function", "class" or "comprehension"
+    parent: _Scope | None
+    bound: dict[str, list] = field(default_factory=dict)  # name -> [frozenset kind | (expr)]
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+
+
+class _Binder:
+    """Walks the tree once: the scope each node is evaluated in, each node's parent, every binding."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.module = _Scope("module", None)
+        self.module.bound = {"np": [frozenset({"numpy"})], "math": [frozenset({"math"})]}
+        self.scope_of: dict[int, _Scope] = {}
+        self.parent: dict[int, ast.AST] = {}
+        self.own_private: set[str] = set()  # private attribute names the candidate defines
+        self.defined: list[tuple[str, ast.AST]] = []  # every bound name, for the dunder rule
+        self.value_slots: set[int] = set()  # expression nodes whose module value goes into a tracked name
+        self._pending_nonlocal: list[tuple[_Scope, str, object]] = []
+        self._walk(tree, self.module)
+        for scope, name, value in self._pending_nonlocal:
+            s = scope.parent
+            while s is not None and (s.kind not in ("function", "comprehension") or name not in s.bound):
+                s = s.parent
+            (s or self.module).bound.setdefault(name, []).append(value)
+
+    # -- binding
+    def _bind(self, scope: _Scope, name: str, value: object, node: ast.AST, named: bool = True) -> None:
+        if named:  # a star import's names are the import rule's business
+            self.defined.append((name, node))
+        if scope.kind == "class" and name.startswith("_"):
+            self.own_private.add(name)
+        if name in scope.global_names:
+            scope = self.module
+        elif name in scope.nonlocal_names:
+            self._pending_nonlocal.append((scope, name, value))
+            return
+        scope.bound.setdefault(name, []).append(value)
+
+    def _bind_target(self, target: ast.AST, scope: _Scope, value: ast.expr | None, slot_ok: bool) -> None:
+        """Bind the names in an assignment target; ``value`` is kept only where a module may go (a plain name)."""
+        if isinstance(target, ast.Name):
+            if value is not None and slot_ok:
+                self.value_slots.add(id(value))
+                self._bind(scope, target.id, value, target)
+            else:
+                self._bind(scope, target.id, frozenset({_OTHER}), target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pairs = (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                     and not any(isinstance(e, ast.Starred) for e in (*value.elts, *target.elts)))
+            for i, t in enumerate(target.elts):
+                self._bind_target(t, scope, value.elts[i] if pairs else None, slot_ok)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, scope, None, False)
+        elif isinstance(target, ast.Attribute) and target.attr.startswith("_"):
+            self.own_private.add(target.attr)
+
+    def _bind_pattern(self, pat: ast.AST, scope: _Scope) -> None:
+        for node in ast.walk(pat):
+            name = getattr(node, "name", None) if isinstance(node, (ast.MatchAs, ast.MatchStar)) else \
+                getattr(node, "rest", None) if isinstance(node, ast.MatchMapping) else None
+            if name:
+                self._bind(scope, name, frozenset({_OTHER}), node)
+
+    def _bind_args(self, args: ast.arguments, scope: _Scope, node: ast.AST) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        for a, d in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+            if d is not None:
+                self.value_slots.add(id(d))
+                self._bind(scope, a.arg, d, a)
+            else:
+                self._bind(scope, a.arg, frozenset({_OTHER}), a)
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                self._bind(scope, a.arg, frozenset({_OTHER}), a)
+
+    # -- walking
+    def _visit(self, node: ast.AST, scope: _Scope, parent: ast.AST | None) -> None:
+        self.scope_of[id(node)] = scope
+        if parent is not None:
+            self.parent[id(node)] = parent
+        self._walk(node, scope)
+
+    def _children(self, node: ast.AST, scope: _Scope, *skip: str) -> None:
+        for name, value in ast.iter_fields(node):
+            if name in skip:
+                continue
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    self._visit(child, scope, node)
+
+    def _walk(self, node: ast.AST, scope: _Scope) -> None:
+        if isinstance(node, ast.Module):
+            self.scope_of[id(node)] = scope
+            self._children(node, scope)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inner = _Scope("function", scope)
+            for d in getattr(node, "decorator_list", []):
+                self._visit(d, scope, node)
+            self._visit_arguments(node.args, scope, inner, node)
+            if getattr(node, "returns", None) is not None:
+                self._visit(node.returns, scope, node)
+            if not isinstance(node, ast.Lambda):
+                self._bind(scope, node.name, frozenset({_OTHER}), node)
+            self._bind_args(node.args, inner, node)
+            for stmt in node.body if isinstance(node.body, list) else [node.body]:
+                self._visit(stmt, inner, node)
+        elif isinstance(node, ast.ClassDef):
+            for child in (*node.decorator_list, *node.bases, *node.keywords):
+                self._visit(child, scope, node)
+            self._bind(scope, node.name, frozenset({_OTHER}), node)
+            inner = _Scope("class", scope)
+            for stmt in node.body:
+                self._visit(stmt, inner, node)
+                self._note_slots(stmt)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = _Scope("comprehension", scope)
+            for i, gen in enumerate(node.generators):
+                self.scope_of[id(gen)] = inner
+                self.parent[id(gen)] = node
+                self._visit(gen.iter, scope if i == 0 else inner, gen)
+                self._visit(gen.target, inner, gen)
+                self._bind_target(gen.target, inner, None, False)
+                for cond in gen.ifs:
+                    self._visit(cond, inner, gen)
+            for part in ("elt", "key", "value"):
+                if getattr(node, part, None) is not None:
+                    self._visit(getattr(node, part), inner, node)
+        else:
+            self._bindings_of(node, scope)
+            self._children(node, scope)
+
+    def _visit_arguments(self, args: ast.arguments, outer: _Scope, inner: _Scope, owner: ast.AST) -> None:
+        self.scope_of[id(args)] = inner
+        self.parent[id(args)] = owner
+        for d in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            self._visit(d, outer, args)
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                self.scope_of[id(a)] = inner
+                self.parent[id(a)] = args
+                if a.annotation is not None:
+                    self._visit(a.annotation, outer, a)
+
+    def _bindings_of(self, node: ast.AST, scope: _Scope) -> None:
+        slot_ok = scope.kind in ("module", "function")  # a class body's names become class attributes
+        if isinstance(node, ast.Global):
+            scope.global_names.update(node.names)
+            for n in node.names:
+                self.defined.append((n, node))
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocal_names.update(node.names)
+        elif isinstance(node, ast.Assign):
+            # ``x = self.m = np`` would hand the module to an attribute: only all-name targets take one
+            plain = slot_ok and all(_names_only(t) for t in node.targets)
+            for t in node.targets:
+                self._bind_target(t, scope, node.value, plain)
+        elif isinstance(node, ast.AnnAssign):
+            self._bind_target(node.target, scope, node.value, slot_ok and isinstance(node.target, ast.Name))
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            self._bind_target(node.target, scope, None, False)
+        elif isinstance(node, ast.NamedExpr):
+            target = scope
+            while target.kind == "comprehension":
+                target = target.parent
+            self._bind_target(node.target, target, node.value, target.kind in ("module", "function"))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars, scope, None, False)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self._bind(scope, node.name, frozenset({_OTHER}), node)
+        elif isinstance(node, ast.match_case):
+            self._bind_pattern(node.pattern, scope)
+        elif isinstance(node, ast.Delete):
+            for t in node.targets:
+                self._bind_target(t, scope, None, False)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                full = alias.name if alias.asname else alias.name.split(".")[0]
+                kind = full if full in COMPUTATION_MODULES else _OTHER
+                self._bind(scope, alias.asname or full, frozenset({kind}), node)
+        elif isinstance(node, ast.ImportFrom):
+            self._bind_from(node, scope)
+
+    def _bind_from(self, node: ast.ImportFrom, scope: _Scope) -> None:
+        module = node.module or ""
+        api = _api().modules.get(module) if not node.level else None
+        for alias in node.names:
+            if alias.name == "*":
+                names = api.star if api else ()
+                for n in names:
+                    self._bind(scope, n, frozenset({api.submodules.get(n, _OTHER)}), node, named=False)
+                continue
+            kind = api.submodules.get(alias.name, _OTHER) if api else _OTHER
+            self._bind(scope, alias.asname or alias.name, frozenset({kind}), node)
+
+    def _note_slots(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in targets) and stmt.value is not None:
+                for c in ast.walk(stmt.value):
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.startswith("_"):
+                        self.own_private.add(c.value)
+
+
+def _names_only(target: ast.AST) -> bool:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_names_only(t) for t in target.elts)
+    return isinstance(target, ast.Name)
+
+
+# ------------------------------------------------------------------ module values
+
+class _Modules:
+    """Which names and expressions may hold a module: a fixpoint over the bindings (``a = np; b = a``)."""
+
+    def __init__(self, b: _Binder) -> None:
+        self.b = b
+        self.kinds: dict[tuple[int, str], frozenset[str]] = {}
+        scopes = {id(s): s for s in b.scope_of.values()} | {id(b.module): b.module}
+        for _ in range(20):
+            changed = False
+            for s in scopes.values():
+                for name, values in s.bound.items():
+                    kind = frozenset().union(*(v if isinstance(v, frozenset) else self.of(v) or {_OTHER}
+                                               for v in values))
+                    if self.kinds.get((id(s), name)) != kind:
+                        self.kinds[(id(s), name)] = kind
+                        changed = True
+            if not changed:
+                break
+
+    def resolve(self, name: str, scope: _Scope) -> _Scope | None:
+        """The scope whose binding a load of ``name`` in ``scope`` reads (None: a builtin or undefined)."""
+        s: _Scope | None = scope
+        first = True
+        while s is not None:
+            if s.kind == "module":
+                return s if name in s.bound else None
+            if s.kind == "class":
+                if first and name in s.bound:
+                    return s
+            elif name in s.global_names:
+                return self.b.module if name in self.b.module.bound else None
+            elif name in s.bound:
+                return s
+            first = False
+            s = s.parent
+        return None
+
+    def of(self, node: ast.AST) -> frozenset[str]:
+        """The modules ``node`` may evaluate to (with ``_OTHER`` when it may also be something else); empty
+        when it is certainly not a module."""
+        if isinstance(node, ast.Name):
+            where = self.resolve(node.id, self.b.scope_of.get(id(node), self.b.module))
+            kind = self.kinds.get((id(where), node.id), frozenset()) if where else frozenset()
+            return kind if kind - {_OTHER} else frozenset()
+        if isinstance(node, ast.Attribute):
+            base = self.of(node.value)
+            found = set()
+            for m in base - {_OTHER}:
+                c = _classify(m, node.attr)
+                if c and c[0] == "module":
+                    found.add(c[1])
+            if found and _OTHER in base:
+                found.add(_OTHER)
+            return frozenset(found)
+        if isinstance(node, ast.NamedExpr):
+            return self.of(node.value)
+        return frozenset()
+
+
+def _module_label(node: ast.AST) -> str:
+    return ast.unparse(node) if len(ast.unparse(node)) <= 40 else ast.unparse(node)[:37] + "..."
+
+
+# ------------------------------------------------------------------ pass 2: the rules
+
+class _Checker:
+    def __init__(self, tree: ast.Module) -> None:
+        self.b = _Binder(tree)
+        self.m = _Modules(self.b)
         self.found: list[Rejection] = []
-        self.modules: set[str] = {"np", "math", "numpy"}
+        for name, node in self.b.defined:
+            if name.startswith("__") and name.endswith("__") and name not in DEFINABLE_DUNDERS:
+                self._reject("dunder", node, f"defines {name}")
+        for node in ast.walk(tree):
+            check = getattr(self, f"_check_{type(node).__name__}", None)
+            if check:
+                check(node)
 
     def _reject(self, rule: str, node: ast.AST, detail: str) -> None:
-        self.found.append(Rejection(rule, getattr(node, "lineno", 0), detail))
+        self.found.append(Rejection(rule, getattr(node, "lineno", 0), detail, getattr(node, "col_offset", 0)))
 
-    def _root(self, node: ast.AST) -> str | None:
-        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-            node = node.value if not isinstance(node, ast.Call) else node.func
-        return node.id if isinstance(node, ast.Name) else None
+    def _scope(self, node: ast.AST) -> _Scope:
+        return self.b.scope_of.get(id(node), self.b.module)
 
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            root = alias.name.split(".")[0]
-            if root not in ALLOWED_IMPORTS:
-                self._reject("import", node, f"imports {alias.name}")
-            else:
-                self.modules.add(alias.asname or root)
+    # -- modules as values
+    def _module_position_ok(self, node: ast.AST) -> bool:
+        parent = self.b.parent.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return True
+        if isinstance(parent, ast.Expr):
+            return True  # evaluated and thrown away
+        return id(node) in self.b.value_slots
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        root = (node.module or "").split(".")[0]
-        if node.level or root not in ALLOWED_IMPORTS:
-            self._reject("import", node, f"imports from {'.' * node.level}{node.module or ''}")
-        self.generic_visit(node)
+    def _check_module_value(self, node: ast.AST) -> None:
+        mods = self.m.of(node) - {_OTHER}
+        if not mods:
+            return
+        passage = sorted(m for m in mods if m in PASSAGES)
+        parent = self.b.parent.get(id(node))
+        if passage and not (isinstance(parent, ast.Attribute) and parent.value is node):
+            self._reject("escape", node, f"reaches module {passage[0]}, which is not one of numpy's computation "
+                                         f"modules")
+        elif not self._module_position_ok(node):
+            self._reject("module-value", node, f"uses module {_module_label(node)} as a value (a module may only be "
+                                               f"named and have its attributes read)")
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        # ``n = np`` or ``u = np.lib``: the new name is a module too, so ``n.allclose = f`` later is a patch
-        self.visit(node.value)
-        if isinstance(node.value, (ast.Name, ast.Attribute)) and self._root(node.value) in self.modules:
-            self.modules.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        for t in node.targets:
-            self.visit(t)
+    def _check_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._check_module_value(node)
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in HARMLESS_DUNDERS:
-            self._reject("dunder", node, f"accesses dunder attribute {node.attr}")
-        elif node.attr.startswith("_") and self._root(node) in self.modules:
-            self._reject("private", node, f"reaches private module attribute {node.attr}")
-        elif node.attr in ESCAPE_ATTRS and self._root(node) in self.modules:
-            self._reject("escape", node, f"reaches {node.attr} through a module")
-        if isinstance(node.ctx, (ast.Store, ast.Del)) and self._root(node) in self.modules:
-            self._reject("module-patch", node, f"assigns to module attribute {ast.unparse(node)}")
-        self.generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__", "__doc__"):
-            self._reject("dunder", node, f"uses {node.id}")
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name):
-            name = node.func.id
-            if name in BANNED_CALLS:
+    # -- names
+    def _check_Name(self, node: ast.Name) -> None:
+        name, scope = node.id, self._scope(node)
+        if not isinstance(node.ctx, ast.Load):
+            return
+        where = self.m.resolve(name, scope)
+        if name.startswith("__") and name.endswith("__") and name not in HARMLESS_DUNDER_NAMES and where is None:
+            self._reject("dunder", node, f"uses {name}")
+            return
+        if name in BANNED_BUILTINS and (where is None or where.kind in ("module", "class")):
+            # A function's own binding always shadows the builtin; a module-level one may not have run yet.
+            parent = self.b.parent.get(id(node))
+            called = isinstance(parent, ast.Call) and parent.func is node
+            if name == "type" and called:
+                if len(parent.args) == 3:
+                    self._reject("call", parent, "calls type() with 3 arguments, which builds a class at run time")
+                elif len(parent.args) != 1 or parent.keywords:
+                    self._reject("builtin", node, "calls type() with other than one argument")
+            elif called:
                 self._reject("builtin", node, f"calls {name}()")
-            elif name in ("getattr", "setattr", "delattr", "hasattr") and node.args:
-                if self._root(node.args[0]) in self.modules:
-                    self._reject("module-reflection", node, f"calls {name}() on a module")
-        self.generic_visit(node)
+            else:
+                self._reject("builtin", node, f"refers to the builtin {name}" +
+                             (" outside a one-argument call" if name == "type" else ""))
+        self._check_module_value(node)
+
+    # -- attributes
+    def _check_Attribute(self, node: ast.Attribute) -> None:
+        attr = node.attr
+        base = self.m.of(node.value)
+        mods = base - {_OTHER}
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and mods:
+            verb = "assigns to" if isinstance(node.ctx, ast.Store) else "deletes"
+            self._reject("module-patch", node, f"{verb} module attribute {ast.unparse(node)}")
+        if attr.startswith("__") and attr.endswith("__"):
+            if attr not in HARMLESS_DUNDER_ATTRS:
+                self._reject("dunder", node, f"accesses dunder attribute {attr}")
+        elif attr.startswith("_"):
+            if mods or attr not in self.b.own_private or attr in _api().private_modules:
+                self._reject("private", node, f"reaches private name {attr}")
+        elif mods:
+            for m in sorted(mods):
+                c = _classify(m, attr)
+                if c and c[0] != "module":
+                    self._reject(c[0], node, c[1])
+                    break
+        elif attr in FILE_HATCHES:
+            self._reject("escape", node, f"reaches {attr}, which reads or writes files")
+        elif attr in TEST_HATCHES:
+            self._reject("escape", node, f"reaches {attr}, which runs numpy's test suite")
+        elif attr in LEADS_OUT:
+            self._reject("escape", node, f"reaches {attr}, which leads out of numpy's computation modules")
+        elif attr in FRAME_ATTRS:
+            self._reject("escape", node, f"reaches {attr}, which exposes interpreter frames or code")
+        if attr in ("format", "format_map") and not mods:
+            self._check_format(node)
+        self._check_module_value(node)
+
+    def _check_format(self, node: ast.Attribute) -> None:
+        recv = node.value
+        if not (isinstance(recv, ast.Constant) and isinstance(recv.value, str)):
+            self._reject("format", node, f"calls {node.attr} on a computed string (only a literal's fields can be "
+                                         f"checked)")
+            return
+        bad = _format_field_problem(recv.value)
+        if bad:
+            self._reject("format", node, bad)
+
+    # -- calls
+    def _check_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in REFLECTION and node.args and self.m.of(node.args[0]) - {_OTHER}:
+            where = self.m.resolve(f.id, self._scope(f))
+            if where is None or where.kind in ("module", "class"):
+                self._reject("module-reflection", node, f"calls {f.id}() on a module")
+
+    # -- imports
+    def _check_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            name = alias.name
+            private = next((p for p in name.split(".") if p.startswith("_")), None)
+            if private:
+                self._reject("private", node, f"reaches private name {private}")
+            elif name.split(".")[0] not in ("numpy", "math"):
+                self._reject("import", node, f"imports {name}")
+            elif name not in COMPUTATION_MODULES:
+                self._reject("import", node, f"imports {name}, which is not one of numpy's computation modules")
+
+    def _check_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level:
+            self._reject("import", node, f"imports from {'.' * node.level}{module}")
+            return
+        if module == "__future__":
+            return
+        private = next((p for p in module.split(".") if p.startswith("_")), None)
+        if private:
+            self._reject("private", node, f"reaches private name {private}")
+            return
+        if module.split(".")[0] not in ("numpy", "math"):
+            self._reject("import", node, f"imports from {module}")
+            return
+        if module not in COMPUTATION_MODULES and module not in PASSAGES:
+            self._reject("import", node, f"imports from {module}, which is not one of numpy's computation modules")
+            return
+        api = _api().modules[module]
+        for alias in node.names:
+            names = api.star if alias.name == "*" else (alias.name,)
+            for n in names:
+                c = _classify(module, n)
+                if c and c[0] != "module":
+                    star = " (through *)" if alias.name == "*" else ""
+                    self._reject(c[0], node, f"imports {module}.{n}{star}, {c[1].split(', ', 1)[-1]}"
+                                 if c[0] == "escape" else c[1])
+                    break
+                if c and c[1] in PASSAGES:
+                    self._reject("escape", node, f"imports module {c[1]}, which is only a passage to "
+                                                 f"{' and '.join(PASSAGES[c[1]])}")
+                    break
+
+
+def _format_field_problem(template: str) -> str | None:
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as e:
+        return f"formats with a malformed template ({e})"
+    for _, field_name, spec, _ in parts:
+        if field_name and any(c in field_name for c in ".["):
+            return f"formats field {{{field_name}}}, which reads attributes or items of an argument"
+        if spec and "{" in spec:
+            inner = _format_field_problem(spec)
+            if inner:
+                return inner
+    return None
 
 
 def check(src: str) -> list[Rejection]:
-    """All rule violations in ``src`` (empty when it passes). Raises SyntaxError for unparsable code."""
-    gate = _Gate()
-    gate.visit(ast.parse(src))
-    return sorted(gate.found, key=lambda r: r.line)
+    """All rule violations in ``src`` (empty when it passes), in source order. Raises SyntaxError for
+    unparsable code (and ValueError for NUL bytes), as ``compile`` would."""
+    tree = ast.parse(src)
+    found = _Checker(tree).found
+    unique = list(dict.fromkeys(found))
+    return sorted(unique, key=lambda r: (r.line, r.col))
