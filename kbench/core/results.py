@@ -68,6 +68,9 @@ class Timing:
     achieved_gbs: float | None = None  # the task's least bytes / candidate time
     achieved_gflops: float | None = None  # the task's least FLOPs / candidate time
     roof_fraction: float | None = None  # this machine's time floor / candidate time
+    contended: bool = False  # other load or widely spread samples: the interval was widened to stay honest
+    other_load: float | None = None  # other processes' CPU use while sampling, in cores
+    stop: str | None = None  # why sampling stopped: precise, decided, budget, max_runs
     ref_samples: list[float] = field(default_factory=list)
     cand_samples: list[float] = field(default_factory=list)
 

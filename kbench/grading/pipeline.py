@@ -28,7 +28,7 @@ from kbench.grading import hygiene, static_gate
 from kbench.grading.truth import Grader, default_grader, give_params, load_reference, out_bytes
 from kbench.sandbox import protocol as P
 from kbench.sandbox.server import Worker, WorkerError
-from kbench.timing import blocked, interleaved
+from kbench.timing import blocked, interleaved, stats
 from kbench.timing.interleaved import TimedCall, TimingAborted
 
 
@@ -359,9 +359,14 @@ class _Run:
                 cand_call=lambda x: self.time_candidate(pset_id, x), next_input=stream.next,
                 check_timed=self.check_timed if check_outputs else None, budget_s=budget, rng=self.rng,
                 emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
-                now=time.perf_counter, blas_threads=self.g.blas_threads)
+                now=time.perf_counter, blas_threads=self.g.blas_threads,
+                budget_cap_s=max(min(tp.budget_s * stats.EXTEND_FACTOR, self.deadline - t0 - 1.0), 0.0),
+                pids=[w.proc.pid for w in (self.worker, self.ref_timer) if w is not None and w.proc.pid],
+                prefill=stream.prefill)
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
+        finally:
+            stream.drop()  # prepared inputs are not kept between evaluations (memory)
         self.verify_params("timing")
         self.kernel_s += kernel_s
 

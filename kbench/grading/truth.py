@@ -35,7 +35,7 @@ class _TimingStream:
     fast float32 fill (``distributions``), when ``prefill`` is called between timed blocks or when the
     batch runs out between two pairs, never while a timed call is running; each is a new allocation."""
 
-    BATCH_BYTES = 64 << 20  # one batch holds at most this much (at least one input)
+    BATCH_BYTES = 32 << 20  # one batch holds at most this much (at least one input)
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self.rng = rng

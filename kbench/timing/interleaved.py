@@ -1,8 +1,12 @@
 """Hardened timing: reference and candidate in pairs on fresh inputs, random order inside each pair.
 
-Method: after ``policy.warmup`` untimed pairs, pairs are sampled until ``stats.should_stop`` says the
-speedup's interval answers the question (or the budget or ``max_runs`` is reached). Speedup = median
-reference time / median candidate time, with a paired bootstrap interval. The candidate's worker reports
+Method: after ``policy.warmup`` untimed pairs, pairs are sampled until ``stats.stop_reason`` says the
+speedup's interval answers the question: tight, or clear of every fast_p threshold (a 40x kernel stops
+after a few pairs), or the budget is spent (an undecided interval may use up to ``budget_cap_s``).
+Speedup = median reference time / median candidate time, with a paired bootstrap interval, widened
+(``stats.honest_ci``) and flagged ``contended`` when other processes used the machine (``load``) or the
+samples spread widely. The candidate's worker is stopped (SIGSTOP) by the caller around every reference
+call. The candidate's worker reports
 its own kernel times; they are audited against the grader's round-trip clock (``audit_candidate_clock``)
 and a time below the machine's roofline floor is rejected (``roofline.implausibility``).
 
@@ -13,7 +17,7 @@ candidate call are made, how a fresh input is drawn and how a timed output is ch
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -21,7 +25,8 @@ from kbench.core.modes import TimingPolicy
 from kbench.core.results import Timing
 from kbench.core.tasks import Task
 from kbench.timing import roofline
-from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
+from kbench.timing.load import LoadMeter
+from kbench.timing.stats import EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders, speedup_point, stop_reason
 
 #: A gap between the candidate's reported kernel time and the grader's round trip this large (relative to the
 #: reference worker's own round-trip overhead, or absolute, or relative to the kernel) means the candidate's
@@ -76,10 +81,15 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
             cand_call: Callable[[dict], TimedCall], next_input: Callable[[], dict],
             check_timed: Callable[[np.ndarray, np.ndarray, int], None] | None, budget_s: float,
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
-            blas_threads: int | None) -> tuple[Timing, float]:
-    """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent)."""
-    emit("timing: pairs on fresh inputs, random order in each pair, median; "
-         f"until the 95% CI is within ±{policy.target_rel_ci:.0%} or {policy.budget_s:g} s", None)
+            blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
+            prefill: Callable[[int], None] | None = None) -> tuple[Timing, float]:
+    """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
+
+    ``budget_cap_s``: the most an undecided interval may take (default ``budget_s``: no extension).
+    ``pids``: the timed workers, whose CPU use is not counted as other processes' load.
+    ``prefill(n)``: draws n fresh inputs ahead, called before the first timed pair (between blocks)."""
+    emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
+         f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
 
     def pair(x: dict, ref_first: bool) -> tuple[TimedCall, TimedCall]:
         if ref_first:
@@ -88,6 +98,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
         c = cand_call(x)
         return ref_call(x), c
 
+    if prefill is not None:
+        prefill(policy.warmup + EARLY_MIN_RUNS)
     for _ in range(policy.warmup):
         pair(next_input(), True)
     ref_t: list[float] = []
@@ -97,9 +109,18 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
     checked = 0
     last: tuple[TimedCall, TimedCall] | None = None
     orders = iter(pair_orders(rng, policy.max_runs))
+    cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
+    meter = LoadMeter(pids).start()
     t0 = now()
-    while not should_stop(ref_t, cand_t, now() - t0, policy.min_runs, policy.max_runs, budget_s,
-                          policy.target_rel_ci, rng):
+    reason: str | None = None
+    while True:
+        if ref_t:
+            reason = stop_reason(ref_t, cand_t, now() - t0, policy.min_runs, policy.max_runs, budget_s,
+                                 policy.target_rel_ci, meter.other_cores(), rng=rng)
+            if reason is None and now() - t0 >= cap:
+                reason = "budget"
+            if reason is not None:
+                break
         check_cancel()
         r, c = pair(next_input(), next(orders))
         ref_t.append(r.seconds)
@@ -113,6 +134,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
         if len(cand_t) % 5 == 0:
             emit(f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
+    other = meter.other_cores()
     if check_timed is not None and last is not None:
         check_timed(last[1].output, last[0].output, len(cand_t))
         checked += 1
@@ -124,12 +146,17 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
         emit(implausible, False)
         raise TimingAborted("rejected", implausible)
     s = speedup_point(ref_t, cand_t)
-    ci = speedup_ci(ref_t, cand_t, rng=rng)
+    ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
     floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
     timing = Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
                     n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,
                     achieved_gbs=task.min_bytes / t_cand / 1e9, achieved_gflops=task.min_flops / t_cand / 1e9,
-                    roof_fraction=floor / t_cand, ref_samples=ref_t, cand_samples=cand_t)
-    emit(f"{len(cand_t)} pairs: reference {timing.t_ref * 1e3:.3f} ms, candidate {timing.t_cand * 1e3:.3f} ms "
-         f"({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked", True)
+                    roof_fraction=floor / t_cand, contended=noisy, other_load=round(other, 3), stop=reason,
+                    ref_samples=ref_t, cand_samples=cand_t)
+    why = {"precise": "the interval is tight", "decided": "the interval is clear of every threshold",
+           "budget": "the time budget is spent", "max_runs": "the pair limit is reached"}.get(reason or "", "")
+    emit(f"{len(cand_t)} pairs ({why}): reference {timing.t_ref * 1e3:.3f} ms, candidate "
+         f"{timing.t_cand * 1e3:.3f} ms ({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked"
+         + (f"; contended (others used {other:.1f} cores, or samples spread widely): interval widened" if noisy
+            else ""), True)
     return timing, kernel_s
