@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="skip the slow whole-library matrix of demo 4")
     c = sub.add_parser("calibrate", help="A/A check: each task's reference graded against itself")
     c.add_argument("--repeats", type=int, default=3, metavar="N")
+    sub.add_parser("doctor", help="show which sandbox layers (Landlock, seccomp, ...) hold on this machine")
     from kbench_cli import batch, prompt, scores
 
     prompt.add_parser(sub)
@@ -62,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.run(args)
         if args.command == "list":
             return _list()
+        if args.command == "doctor":
+            from kbench_cli.doctor import run_doctor
+
+            return run_doctor()
         if args.command == "report":
             from kbench_cli.report import run_report
 

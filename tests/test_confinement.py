@@ -214,3 +214,19 @@ def test_a_spinning_candidate_ends_at_its_deadline():
         assert e.value.kind == "timeout"
         assert time.monotonic() - t0 < 10.0  # bounded by the deadline, not by the candidate
         assert w.dead
+
+
+def test_doctor_lists_every_layer_and_its_state():
+    import subprocess
+    import sys
+
+    from kbench.sandbox.confine import LAYERS
+
+    p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "doctor"], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert p.returncode in (0, 1), p.stderr
+    assert "Traceback" not in p.stderr
+    for layer in LAYERS:
+        line = next((ln for ln in p.stdout.splitlines() if ln.strip("│┃ ").startswith(layer)), None)
+        assert line is not None and ("active" in line or "missing" in line or "partial" in line), (layer, p.stdout)
+    assert (p.returncode == 0) == ("every layer holds" in p.stdout)
