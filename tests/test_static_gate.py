@@ -54,6 +54,12 @@ EVASIONS: dict[str, tuple[str, str, int]] = {
     "generator_frame": ("def g():\n    yield 1\n\nf = g().gi_frame.f_back.f_globals\n", "escape", 4),
     "import_numpy_polynomial": ("import numpy.polynomial\n", "import", 1),
     "format_inside_fstring": ("s = f'{np.lib}'\n", "escape", 1),
+    "attribute_error_obj": ("try:\n    np.linalg.nothing\nexcept AttributeError as e:\n    m = e.obj\n", "escape", 4),
+    "attribute_error_obj_by_match": ("try:\n    math.nothing\nexcept AttributeError as e:\n    match e:\n"
+                                     "        case AttributeError(obj=m):\n            m.sqrt = abs\n", "escape", 5),
+    "match_args_names_ctypes": ("class V(np.ndarray):\n    __match_args__ = ('ctypes',)\n", "escape", 2),
+    "bit_generator_ctypes": ("f = np.random.default_rng().bit_generator.ctypes[2]\n", "escape", 1),
+    "array_ctypes_beyond_address": ("def f(a):\n    return type(a.ctypes.shape)\n", "escape", 2),
     # getattr and friends, under any alias
     "getattr_on_module": ("def forward(x, params, alloc):\n    return getattr(np, 'allclose')\n",
                           "module-reflection", 2),
@@ -179,6 +185,8 @@ HONEST: dict[str, str] = {
     "dtypes_and_finfo": "d = np.dtype(np.float32).itemsize\ne = np.finfo(np.float32).eps\nf = np.dtypes.Float32DType\n",
     "names_numpy_lacks_fail_at_run_time": "def forward(x, params, alloc):\n    return np.erf(x['x'])\n",
     "tuple_unpacking_of_modules": "a, b = np, 1\nc = a.zeros(3)\n",
+    "class_patterns": "class P:\n    __match_args__ = ('x', 'y')\n\n    def __init__(self):\n        self.x = 1\n"
+                      "        self.y = 2\n\n\nmatch P():\n    case P(1, y=b):\n        pass\n",
     "try_except_finally_with": "def f(a):\n    try:\n        with np.errstate(all='ignore'):\n"
                                "            return np.log(a)\n    except (ValueError, TypeError) as err:\n"
                                "        raise RuntimeError(str(err)) from err\n    finally:\n        pass\n",

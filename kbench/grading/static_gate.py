@@ -16,8 +16,10 @@ A candidate may use numpy, math and ordinary Python. Each rejection names its li
                   ``__reduce__`` are reflection hooks, ``__del__`` runs outside any call).
 ``escape``        a numpy name that is a module outside the computation modules (``np.lib``, ``np.testing``,
                   ``np.ctypeslib``, ...), a file or test-runner hatch (``np.load``, ``x.tofile``, ``np.test``),
-                  ``x.ctypes``, or an attribute that leads to interpreter frames (``gi_frame``, ``f_globals``).
-                  Names that lead out are rejected on *any* object, not only on a module.
+                  ``x.ctypes`` other than ``x.ctypes.data`` (the address, an int: a bit generator's ``ctypes``
+                  holds callable C function pointers), an attribute that leads to interpreter frames
+                  (``gi_frame``, ``f_globals``), ``e.obj`` (an AttributeError hands back the module it was raised
+                  on). Names that lead out are rejected on *any* object, not only on a module.
 ``module-value``  a module used as a value: in a list, a call argument, a return, a lambda body, a class
                   attribute. A module may only be named (``n = np``, ``import numpy as xp``, ``def f(xp=np)``)
                   and have attributes read, so the gate knows every name that can hold one.
@@ -74,6 +76,9 @@ LEADS_OUT = frozenset({
 FRAME_ATTRS = frozenset({"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
                          "ag_code", "ag_await", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace",
                          "tb_frame", "tb_next", "co_code", "co_consts", "co_names"})
+#: Attributes that hand back objects the gate cannot follow: an AttributeError's ``obj`` is the module it was
+#: raised on. Rejected on any object.
+HANDOFF_ATTRS = frozenset({"obj"})
 #: Builtins a candidate may not refer to at all (``type`` is allowed in a one-argument call only).
 BANNED_BUILTINS = frozenset({"getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
                              "compile", "open", "breakpoint", "input", "memoryview", "help", "__import__", "type"})
@@ -224,6 +229,7 @@ class _Binder:
         self.own_private: set[str] = set()  # private attribute names the candidate defines
         self.defined: list[tuple[str, ast.AST]] = []  # every bound name, for the dunder rule
         self.value_slots: set[int] = set()  # expression nodes whose module value goes into a tracked name
+        self.match_args: list[ast.Constant] = []  # names in ``__match_args__``: attributes read by patterns
         self._pending_nonlocal: list[tuple[_Scope, str, object]] = []
         self._walk(tree, self.module)
         for scope, name, value in self._pending_nonlocal:
@@ -405,12 +411,14 @@ class _Binder:
             self._bind(scope, alias.asname or alias.name, frozenset({kind}), node)
 
     def _note_slots(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in targets) and stmt.value is not None:
-                for c in ast.walk(stmt.value):
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.startswith("_"):
-                        self.own_private.add(c.value)
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            strings = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+            if "__slots__" in names:
+                self.own_private.update(c.value for c in strings if c.value.startswith("_"))
+            if "__match_args__" in names:  # a positional class pattern reads these attributes by name
+                self.match_args.extend(strings)
 
 
 def _names_only(target: ast.AST) -> bool:
@@ -494,6 +502,8 @@ class _Checker:
         for name, node in self.b.defined:
             if name.startswith("__") and name.endswith("__") and name not in DEFINABLE_DUNDERS:
                 self._reject("dunder", node, f"defines {name}")
+        for const in self.b.match_args:
+            self._check_attribute_name(const.value, const)
         for node in ast.walk(tree):
             check = getattr(self, f"_check_{type(node).__name__}", None)
             if check:
@@ -558,23 +568,31 @@ class _Checker:
     # -- attributes
     def _check_Attribute(self, node: ast.Attribute) -> None:
         attr = node.attr
-        base = self.m.of(node.value)
-        mods = base - {_OTHER}
+        mods = self.m.of(node.value) - {_OTHER}
         if isinstance(node.ctx, (ast.Store, ast.Del)) and mods:
             verb = "assigns to" if isinstance(node.ctx, ast.Store) else "deletes"
             self._reject("module-patch", node, f"{verb} module attribute {ast.unparse(node)}")
-        if attr.startswith("__") and attr.endswith("__"):
-            if attr not in HARMLESS_DUNDER_ATTRS:
-                self._reject("dunder", node, f"accesses dunder attribute {attr}")
-        elif attr.startswith("_"):
-            if mods or attr not in self.b.own_private or attr in _api().private_modules:
-                self._reject("private", node, f"reaches private name {attr}")
-        elif mods:
+        if mods and not attr.startswith("__"):
             for m in sorted(mods):
                 c = _classify(m, attr)
                 if c and c[0] != "module":
                     self._reject(c[0], node, c[1])
                     break
+        else:
+            self._check_attribute_name(attr, node, address_read=self._is_address_read(node))
+        if attr in ("format", "format_map") and not mods:
+            self._check_format(node)
+        self._check_module_value(node)
+
+    def _check_attribute_name(self, attr: str, node: ast.AST, address_read: bool = False) -> None:
+        """The rules for an attribute of an object that is not a module (an attribute chain, a class
+        pattern's keyword, a ``__match_args__`` entry)."""
+        if attr.startswith("__") and attr.endswith("__"):
+            if attr not in HARMLESS_DUNDER_ATTRS:
+                self._reject("dunder", node, f"accesses dunder attribute {attr}")
+        elif attr.startswith("_"):
+            if attr not in self.b.own_private or attr in _api().private_modules:
+                self._reject("private", node, f"reaches private name {attr}")
         elif attr in FILE_HATCHES:
             self._reject("escape", node, f"reaches {attr}, which reads or writes files")
         elif attr in TEST_HATCHES:
@@ -583,9 +601,21 @@ class _Checker:
             self._reject("escape", node, f"reaches {attr}, which leads out of numpy's computation modules")
         elif attr in FRAME_ATTRS:
             self._reject("escape", node, f"reaches {attr}, which exposes interpreter frames or code")
-        if attr in ("format", "format_map") and not mods:
-            self._check_format(node)
-        self._check_module_value(node)
+        elif attr in HANDOFF_ATTRS:
+            self._reject("escape", node, f"reaches {attr}, which can hand back any object (an AttributeError's obj "
+                                         f"is the module it came from)")
+        elif attr == "ctypes" and not address_read:
+            self._reject("escape", node, "reaches ctypes, which hands out raw pointers (only x.ctypes.data, the "
+                                         "address, is allowed)")
+
+    def _check_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:  # ``case AttributeError(obj=m)`` reads e.obj without an Attribute node
+            self._check_attribute_name(attr, node)
+
+    def _is_address_read(self, node: ast.Attribute) -> bool:
+        parent = self.b.parent.get(id(node))
+        return isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "data" \
+            and isinstance(parent.ctx, ast.Load)
 
     def _check_format(self, node: ast.Attribute) -> None:
         recv = node.value
