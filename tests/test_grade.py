@@ -1,0 +1,221 @@
+"""Batch grading: samples found and problems reported, verdicts stored, resume after kill -9, the timing lane."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from kbench.batch.samples import Job, discover, jobs_for
+from kbench.core.modes import HARDENED, NAIVE
+from kbench.grading.lanes import TimingLane
+from kbench.store import Store, mode_hash
+from kbench_cli.cli import main
+from tests.sample_model.generate import EXPECTED, OUT as TOY, PROBLEMS
+
+UNTIMED = dataclasses.replace(HARDENED, timing=None)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "data"
+    monkeypatch.setenv("KBENCH_DATA_DIR", str(d))
+    return d
+
+
+def stored_verdicts(data_dir: Path, model: str = "toy") -> dict[str, str]:
+    with Store(data_dir) as s:
+        return {f"{r.result.task}/{r.sample}": r.result.status for r in s.all(model=model)}
+
+
+def test_discover_finds_samples_and_reports_problems() -> None:
+    samples, problems = discover(TOY, "toy")
+    assert {f"{s.task}/{s.name}" for s in samples} == set(EXPECTED)
+    assert all(s.model == "toy" and s.candidate.origin == "model:toy" for s in samples)
+    assert sorted(str(p.path.relative_to(TOY)) for p in problems) == sorted(PROBLEMS)
+    why = {p.path.name: p.why for p in problems}
+    assert "unknown task" in why["L9_unknown_task"] and "UTF-8" in why["latin1.py"] and ".py" in why["notes.txt"]
+
+
+def test_empty_or_missing_folder_is_a_problem(tmp_path: Path) -> None:
+    assert discover(tmp_path, "m")[1][0].why.startswith("no samples")
+    assert discover(tmp_path / "nope", "m")[1][0].why == "not a directory"
+
+
+def test_job_key_is_the_store_key() -> None:
+    samples, _ = discover(TOY, "toy")
+    jobs = jobs_for(samples, [NAIVE, UNTIMED])
+    assert len(jobs) == 2 * len(samples) and len({j.key for j in jobs}) == len(jobs)
+    j = jobs[0]
+    assert j.key == ("toy", j.sample.task, j.sample.name, j.sample.candidate.digest, mode_hash(j.mode), "normal")
+
+
+def test_grade_stores_every_verdict_and_reports_problems(data_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    rc = main(["grade", str(TOY), "--correctness-only", "--workers", "2"])
+    err = capsys.readouterr().err
+    assert rc == 1  # graded, but something was reported
+    for p in PROBLEMS:
+        assert f"not graded: {TOY / p}" in err
+    assert stored_verdicts(data_dir) == EXPECTED
+    with Store(data_dir) as s:
+        rows = s.all(model="toy")
+        assert {r.mode_hash for r in rows} == {mode_hash(UNTIMED)} and all(r.machine for r in rows)
+    # a second run finds everything stored under the full key and grades nothing
+    assert main(["grade", str(TOY), "--correctness-only", "--workers", "2"]) == 1
+    assert f"0 sample(s) to grade, {len(EXPECTED)} already stored" in capsys.readouterr().err
+
+
+def test_a_changed_mode_is_graded_again(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    model = tmp_path / "m"
+    (model / "L1_gelu").mkdir(parents=True)
+    (model / "L1_gelu" / "a.py").write_text((TOY / "L1_gelu" / "s2.py").read_text())
+    assert main(["grade", str(model), "--correctness-only", "--workers", "1"]) == 0
+    assert main(["grade", str(model), "--correctness-only", "--workers", "1", "--dist", "uniform"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("1 sample(s) to grade") == 2
+    with Store(data_dir) as s:
+        got = sorted((r.result.dists, r.result.status) for r in s.all(model="m"))
+    # sigmoid_approx fails on normal inputs and passes on uniform ones: two keys, two verdicts
+    assert got == [(("normal", "uniform", "laplace", "lognormal", "offset"), "wrong"), (("uniform",), "correct")]
+
+
+def test_kill_minus_9_then_rerun_grades_only_what_was_missing(data_dir: Path) -> None:
+    env = {**os.environ, "KBENCH_DATA_DIR": str(data_dir)}
+    cmd = [sys.executable, "-m", "kbench_cli.cli", "grade", str(TOY), "--correctness-only", "--workers", "1"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    seen = 0
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if re.match(r"\[\d+/\d+\] ", line):
+                seen += 1
+                if seen == 5:
+                    proc.send_signal(signal.SIGKILL)
+                    break
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
+    assert seen == 5
+    with Store(data_dir) as s:
+        before = {(r.result.task, r.sample): r.stored_at for r in s.all(model="toy")}
+    # every result reported before the kill is stored; the one in flight may or may not be
+    assert 5 <= len(before) < len(EXPECTED)
+    rerun = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
+    missing = len(EXPECTED) - len(before)
+    assert f"{missing} sample(s) to grade, {len(before)} already stored" in rerun.stderr
+    assert len(re.findall(r"^\[\d+/\d+\] ", rerun.stderr, re.M)) == missing
+    assert stored_verdicts(data_dir) == EXPECTED  # including the rest of a partly graded task
+    with Store(data_dir) as s:
+        after = {(r.result.task, r.sample): r.stored_at for r in s.all(model="toy")}
+    assert all(after[k] == t for k, t in before.items())  # nothing stored before the kill was graded again
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["grade", "/nonexistent/folder"], "not a directory"),
+    (["grade", str(TOY), "--model", "a", "--model", "b"], "once per DIR"),
+    (["grade", str(TOY), str(TOY)], "same model"),
+    (["grade", str(TOY), "--workers", "0"], "--workers"),
+    (["grade", str(TOY), "--timeout", "nan"], "--timeout"),
+    (["grade", str(TOY / "L9_unknown_task")], "no samples"),
+])
+def test_bad_grade_command_lines(argv: list[str], message: str, data_dir: Path,
+                                 capsys: pytest.CaptureFixture) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------------ the lane
+
+def _waits(holder: contextlib.AbstractContextManager, contender: contextlib.AbstractContextManager) -> bool:
+    """Whether ``contender`` (entered in a thread) waits while ``holder`` is held, and enters once it is not."""
+    entered = threading.Event()
+
+    def go() -> None:
+        with contender:
+            entered.set()
+
+    with holder:
+        t = threading.Thread(target=go)
+        t.start()
+        waited = not entered.wait(0.5)
+    assert entered.wait(10)  # released: the contender gets in
+    t.join()
+    return waited
+
+
+@pytest.mark.timeout(60)
+def test_lane_timing_waits_for_correctness_and_correctness_waits_for_timing(tmp_path: Path) -> None:
+    a, b, c = TimingLane(tmp_path), TimingLane(tmp_path), TimingLane(tmp_path)  # separate descriptors: separate holders
+    assert not _waits(a.correctness(), b.correctness())  # correctness beside correctness
+    assert _waits(a.correctness(), b.timing())  # timing waits until no correctness work is running
+    assert _waits(a.timing(), b.correctness())  # correctness waits while someone times
+    assert _waits(a.timing(), b.timing())  # one timer at a time
+    # timing from inside correctness gives up the shared hold first: two holders upgrading do not deadlock
+    both_shared = threading.Barrier(2)
+    cpus: list = []
+
+    def grade(lane: TimingLane) -> None:
+        with lane.correctness():
+            both_shared.wait(10)
+            with lane.timing() as cpu:
+                cpus.append(cpu)
+
+    threads = [threading.Thread(target=grade, args=(lane,), daemon=True) for lane in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert not any(t.is_alive() for t in threads) and len(cpus) == 2
+    assert all(cpu is None or cpu in os.sched_getaffinity(0) for cpu in cpus)
+    with c.timing():  # and every hold was given back: the lane is free
+        pass
+
+
+def test_evaluate_enters_the_lane_around_timing_only() -> None:
+    from kbench.core.tasks import TASK
+    from kbench.grading.pipeline import evaluate
+
+    log: list[str] = []
+
+    @contextlib.contextmanager
+    def lane():  # noqa: ANN202
+        log.append("enter")
+        yield None
+        log.append("exit")
+
+    def on_event(ev) -> None:  # noqa: ANN001
+        log.append(ev.step)
+
+    src = TASK["L1_gelu"].ref_src
+    r = evaluate("L1_gelu", src, NAIVE, "ref", on_event=on_event, timing_lane=lane)
+    assert r.correct and r.timing is not None
+    inside = log[log.index("enter") + 1:log.index("exit")]
+    assert inside and set(inside) == {"timing"}
+    assert "trial" in log[:log.index("enter")] and log.count("enter") == 1
+    log.clear()
+    assert evaluate("L1_gelu", src, UNTIMED, "ref", timing_lane=lane).correct and log == []
+
+
+def test_pool_job_is_graded_under_the_lane(tmp_path: Path) -> None:
+    from kbench.batch.pool import LocalPool
+
+    samples, _ = discover(TOY, "toy")
+    jobs = [Job(s, NAIVE) for s in samples if (s.task, s.name) in {("L1_gelu", "s0"), ("L1_gelu", "s2")}]
+    pool = LocalPool(1, tmp_path)
+    try:
+        got = {j.sample.name: r for j, r in pool.run(jobs)}
+    finally:
+        pool.close()
+    assert got["s0"].status == "correct" and got["s0"].timing is not None
+    assert got["s2"].status == "wrong"
+    assert (tmp_path / "timing-lane.lock").exists()
