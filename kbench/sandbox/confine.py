@@ -36,7 +36,7 @@ import signal
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 # Imported here, in the fork server, not in the worker: finding libseccomp runs ldconfig, which a
 # confined worker can no longer do.
@@ -79,6 +79,19 @@ class LayerReport:
 
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+# ---------------------------------------------------------------------------------------- environment
+
+#: Environment variables a worker keeps: what Python, numpy and BLAS read. Nothing else of the user's
+#: shell (API keys, tokens, data paths) reaches a process that runs candidate code.
+ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONHASHSEED", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+ENV_KEPT_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "GOTO_", "BLIS_", "NUMEXPR_")
+
+
+def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``env`` a sandbox worker may see."""
+    return {k: v for k, v in env.items() if k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)}
 
 
 # ---------------------------------------------------------------------------------------- rlimits

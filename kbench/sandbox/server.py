@@ -31,6 +31,7 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
+from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
 from kbench.sandbox import worker as _worker
 from kbench.sandbox.arena import Arena, layout
@@ -43,6 +44,35 @@ _ctx_lock = threading.Lock()
 _ctx: Any = None
 
 
+def _start_fork_server() -> None:
+    """Start the fork server with the worker environment only: every worker is forked from it, and its
+    initial environment block (``/proc/self/environ``, the top of its stack) is inherited by each."""
+    from multiprocessing import forkserver
+
+    if _fork_server_alive(getattr(forkserver._forkserver, "_forkserver_pid", None)):
+        return  # running: leave os.environ alone (other threads read it)
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(_confine.worker_environment(saved))
+        forkserver.ensure_running()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _fork_server_alive(pid: int | None) -> bool:
+    """Without reaping it (multiprocessing's own check does that)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
 def _context() -> Any:
     global _ctx
     with _ctx_lock:
@@ -50,6 +80,7 @@ def _context() -> Any:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(["numpy", "threadpoolctl", "kbench.sandbox.worker"])
             _ctx = ctx
+        _start_fork_server()  # a no-op when it runs; restarts it if it died
         return _ctx
 
 
@@ -87,11 +118,10 @@ def prestart() -> None:
 
     Call before a UI framework replaces stdio: the fork server inherits stderr's descriptor, and the
     first evaluation then needn't pay for starting it."""
-    from multiprocessing import forkserver, resource_tracker
+    from multiprocessing import resource_tracker
 
-    _context()
     resource_tracker.ensure_running()
-    forkserver.ensure_running()
+    _context()
 
 
 @contextlib.contextmanager

@@ -116,6 +116,9 @@ def _install_audit_hook(writable: str | None) -> None:
 
 def _setup(conn: Any, cfg: dict[str, Any]) -> tuple[_CappedWriter, socket.socket, P.Hello]:
     os.chdir(cfg["workdir"])
+    kept = _confine.worker_environment(os.environ)
+    os.environ.clear()  # the fork server started with a clean environment; this is the second line
+    os.environ.update(kept)
     for var in ("TMPDIR", "TMP", "TEMP", "HOME"):
         os.environ[var] = cfg["workdir"]
     tempfile.tempdir = cfg["workdir"]
