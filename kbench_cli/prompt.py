@@ -46,17 +46,31 @@ def params_of(task: Any) -> list[dict[str, Any]]:
     return out
 
 
+def allowed_imports() -> list[str]:
+    """The modules the static gate lets a candidate import (as the gate names them)."""
+    from kbench.grading import static_gate
+
+    names = getattr(static_gate, "COMPUTATION_MODULES", None) or getattr(static_gate, "ALLOWED_IMPORTS", ())
+    return sorted(names, key=lambda n: (n != "numpy", n != "math", n))
+
+
+def banned_builtins() -> frozenset[str]:
+    from kbench.grading import static_gate
+
+    return frozenset(getattr(static_gate, "BANNED_BUILTINS", None) or getattr(static_gate, "BANNED_CALLS", ()))
+
+
 def rules() -> list[str]:
     """What hardened mode enforces, read from the mode and the static gate."""
     from kbench.core.modes import HARDENED
-    from kbench.grading import static_gate
 
     m = HARDENED
     tp = m.timing
     out = [
-        f"Only these imports are allowed: {', '.join(sorted(static_gate.ALLOWED_IMPORTS))}.",
-        f"These calls are refused: {', '.join(sorted(static_gate.BANNED_CALLS))}; so are dunder attributes, "
-        "reflection on modules and assignments to np.* (each rejection names its rule and line).",
+        f"Only these imports are allowed: {', '.join(allowed_imports())}.",
+        f"These builtins may not be used at all: {', '.join(sorted(banned_builtins()))}; neither may private "
+        "or dunder attributes, numpy's file and OS hatches, modules used as values, or assignments to a "
+        "module's attributes (each rejection names its rule and line).",
         f"Correctness: one trial per input distribution ({', '.join(m.dists)}), parameters cycling through "
         f"{', '.join(m.param_sets)} sets; every output must be a numpy.ndarray of the reference's exact shape "
         f"and dtype, finite where the reference is, and within allclose(atol={m.atol:g}, rtol={m.rtol:g}) of it.",
