@@ -254,3 +254,18 @@ def test_public_numpy_functions_pass():
 def test_unparsable_source_raises_syntax_error():
     with pytest.raises(SyntaxError):
         static_gate.check("def f(:\n")
+
+
+def test_alias_chain_in_any_order_is_followed():
+    """A module passed down 2000 aliases bound in reverse source order (through ``global``) is still a module."""
+    n = 2000
+    src = "".join(f"def f{i}():\n    global a{i}\n    a{i} = a{i + 1}\n" for i in range(n))
+    src += f"a{n} = np\na0.allclose = None\n"
+    found = static_gate.check(src)
+    assert [(r.rule, r.line) for r in found] == [("module-patch", 3 * n + 2)]
+
+
+def test_deep_expressions_do_not_exhaust_recursion():
+    assert static_gate.check("x = y" + ".a" * 2500 + "\nz = " + " + ".join(["y"] * 2500) + "\n") == []
+    with pytest.raises(SyntaxError):  # beyond the parser's own limit: what compile() says too
+        static_gate.check("x = y" + ".a" * 100_000 + "\n")

@@ -231,7 +231,7 @@ class _Binder:
         self.value_slots: set[int] = set()  # expression nodes whose module value goes into a tracked name
         self.match_args: list[ast.Constant] = []  # names in ``__match_args__``: attributes read by patterns
         self._pending_nonlocal: list[tuple[_Scope, str, object]] = []
-        self._walk(tree, self.module)
+        self._walk_all(tree)
         for scope, name, value in self._pending_nonlocal:
             s = scope.parent
             while s is not None and (s.kind not in ("function", "comprehension") or name not in s.bound):
@@ -289,12 +289,20 @@ class _Binder:
             if a is not None:
                 self._bind(scope, a.arg, frozenset({_OTHER}), a)
 
-    # -- walking
+    # -- walking: iterative, in source order (a deep expression must not exhaust Python's recursion limit)
+    def _walk_all(self, tree: ast.Module) -> None:
+        stack: list[tuple[ast.AST, _Scope, ast.AST | None]] = [(tree, self.module, None)]
+        while stack:
+            node, scope, parent = stack.pop()
+            self.scope_of[id(node)] = scope
+            if parent is not None:
+                self.parent[id(node)] = parent
+            self._batch: list[tuple[ast.AST, _Scope, ast.AST | None]] = []
+            self._walk(node, scope)
+            stack.extend(reversed(self._batch))
+
     def _visit(self, node: ast.AST, scope: _Scope, parent: ast.AST | None) -> None:
-        self.scope_of[id(node)] = scope
-        if parent is not None:
-            self.parent[id(node)] = parent
-        self._walk(node, scope)
+        self._batch.append((node, scope, parent))
 
     def _children(self, node: ast.AST, scope: _Scope, *skip: str) -> None:
         for name, value in ast.iter_fields(node):
@@ -306,7 +314,6 @@ class _Binder:
 
     def _walk(self, node: ast.AST, scope: _Scope) -> None:
         if isinstance(node, ast.Module):
-            self.scope_of[id(node)] = scope
             self._children(node, scope)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             inner = _Scope("function", scope)
@@ -430,23 +437,30 @@ def _names_only(target: ast.AST) -> bool:
 # ------------------------------------------------------------------ module values
 
 class _Modules:
-    """Which names and expressions may hold a module: a fixpoint over the bindings (``a = np; b = a``)."""
+    """Which names and expressions may hold a module: a fixpoint over the bindings (``a = np; b = a``), by
+    work list, so an alias chain written in any order converges in time linear in its length."""
 
     def __init__(self, b: _Binder) -> None:
         self.b = b
         self.kinds: dict[tuple[int, str], frozenset[str]] = {}
         scopes = {id(s): s for s in b.scope_of.values()} | {id(b.module): b.module}
-        for _ in range(20):
-            changed = False
-            for s in scopes.values():
-                for name, values in s.bound.items():
-                    kind = frozenset().union(*(v if isinstance(v, frozenset) else self.of(v) or {_OTHER}
-                                               for v in values))
-                    if self.kinds.get((id(s), name)) != kind:
-                        self.kinds[(id(s), name)] = kind
-                        changed = True
-            if not changed:
-                break
+        keys = {(id(s), name): (s, name) for s in scopes.values() for name in s.bound}
+        dependents: dict[tuple[int, str], list[tuple[int, str]]] = {}
+        for key, (s, name) in keys.items():
+            for v in s.bound[name]:
+                root = _root_name(v) if not isinstance(v, frozenset) else None
+                where = self.resolve(root.id, b.scope_of.get(id(root), b.module)) if root is not None else None
+                if where is not None:
+                    dependents.setdefault((id(where), root.id), []).append(key)
+        work = list(keys)
+        while work:
+            key = work.pop()
+            s, name = keys[key]
+            kind = frozenset().union(*(v if isinstance(v, frozenset) else self.of(v) or {_OTHER}
+                                       for v in s.bound[name]))
+            if self.kinds.get(key) != kind:
+                self.kinds[key] = kind
+                work.extend(dependents.get(key, ()))
 
     def resolve(self, name: str, scope: _Scope) -> _Scope | None:
         """The scope whose binding a load of ``name`` in ``scope`` reads (None: a builtin or undefined)."""
@@ -469,27 +483,42 @@ class _Modules:
     def of(self, node: ast.AST) -> frozenset[str]:
         """The modules ``node`` may evaluate to (with ``_OTHER`` when it may also be something else); empty
         when it is certainly not a module."""
-        if isinstance(node, ast.Name):
-            where = self.resolve(node.id, self.b.scope_of.get(id(node), self.b.module))
-            kind = self.kinds.get((id(where), node.id), frozenset()) if where else frozenset()
-            return kind if kind - {_OTHER} else frozenset()
-        if isinstance(node, ast.Attribute):
-            base = self.of(node.value)
+        attrs: list[str] = []
+        while isinstance(node, (ast.Attribute, ast.NamedExpr)):  # down to the root, without recursion
+            if isinstance(node, ast.Attribute):
+                attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return frozenset()
+        where = self.resolve(node.id, self.b.scope_of.get(id(node), self.b.module))
+        kind = self.kinds.get((id(where), node.id), frozenset()) if where else frozenset()
+        for attr in reversed(attrs):
+            if not kind - {_OTHER}:
+                return frozenset()
             found = set()
-            for m in base - {_OTHER}:
-                c = _classify(m, node.attr)
+            for m in kind - {_OTHER}:
+                c = _classify(m, attr)
                 if c and c[0] == "module":
                     found.add(c[1])
-            if found and _OTHER in base:
+            if found and _OTHER in kind:
                 found.add(_OTHER)
-            return frozenset(found)
-        if isinstance(node, ast.NamedExpr):
-            return self.of(node.value)
-        return frozenset()
+            kind = frozenset(found)
+        return kind if kind - {_OTHER} else frozenset()
 
 
-def _module_label(node: ast.AST) -> str:
-    return ast.unparse(node) if len(ast.unparse(node)) <= 40 else ast.unparse(node)[:37] + "..."
+def _root_name(node: ast.AST) -> ast.Name | None:
+    while isinstance(node, (ast.Attribute, ast.NamedExpr)):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _label(node: ast.AST) -> str:
+    """Source text for a message, short."""
+    try:
+        text = ast.unparse(node)
+    except RecursionError:
+        return "an expression"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ------------------------------------------------------------------ pass 2: the rules
@@ -534,7 +563,7 @@ class _Checker:
             self._reject("escape", node, f"reaches module {passage[0]}, which is not one of numpy's computation "
                                          f"modules")
         elif not self._module_position_ok(node):
-            self._reject("module-value", node, f"uses module {_module_label(node)} as a value (a module may only be "
+            self._reject("module-value", node, f"uses module {_label(node)} as a value (a module may only be "
                                                f"named and have its attributes read)")
 
     def _check_NamedExpr(self, node: ast.NamedExpr) -> None:
@@ -571,7 +600,7 @@ class _Checker:
         mods = self.m.of(node.value) - {_OTHER}
         if isinstance(node.ctx, (ast.Store, ast.Del)) and mods:
             verb = "assigns to" if isinstance(node.ctx, ast.Store) else "deletes"
-            self._reject("module-patch", node, f"{verb} module attribute {ast.unparse(node)}")
+            self._reject("module-patch", node, f"{verb} module attribute {_label(node)}")
         if mods and not attr.startswith("__"):
             for m in sorted(mods):
                 c = _classify(m, attr)
@@ -636,7 +665,14 @@ class _Checker:
                 self._reject("module-reflection", node, f"calls {f.id}() on a module")
 
     # -- imports
+    def _module_into_class(self, node: ast.AST, names: list[str]) -> None:
+        """An import in a class body makes the module a class attribute, which the gate cannot follow."""
+        if self._scope(node).kind == "class" and names:
+            self._reject("module-value", node, f"imports module {names[0]} into a class body (import it at module "
+                                               f"level)")
+
     def _check_Import(self, node: ast.Import) -> None:
+        self._module_into_class(node, [a.name for a in node.names])
         for alias in node.names:
             name = alias.name
             private = next((p for p in name.split(".") if p.startswith("_")), None)
@@ -665,6 +701,7 @@ class _Checker:
             self._reject("import", node, f"imports from {module}, which is not one of numpy's computation modules")
             return
         api = _api().modules[module]
+        self._module_into_class(node, [f"{module}.{a.name}" for a in node.names if a.name in api.submodules])
         for alias in node.names:
             names = api.star if alias.name == "*" else (alias.name,)
             for n in names:
@@ -698,7 +735,10 @@ def _format_field_problem(template: str) -> str | None:
 def check(src: str) -> list[Rejection]:
     """All rule violations in ``src`` (empty when it passes), in source order. Raises SyntaxError for
     unparsable code (and ValueError for NUL bytes), as ``compile`` would."""
-    tree = ast.parse(src)
+    try:
+        tree = ast.parse(src)
+    except RecursionError:  # the parser's own limit, as compile() would hit it
+        raise SyntaxError("expressions nested too deeply to parse", ("<candidate>", 1, 1, "")) from None
     found = _Checker(tree).found
     unique = list(dict.fromkeys(found))
     return sorted(unique, key=lambda r: (r.line, r.col))
