@@ -31,9 +31,11 @@ def cycle(n: int, hide_main: bool) -> list[float]:
                 sys.modules["__main__"] = real
         else:
             w = Worker("candidate")
-        h, *_ = w.request("load", 10.0, src="def forward(x, params, alloc):\n    return x['x']\n", **{"as": "cand"})
+        from kbench.sandbox import protocol as P
+
+        reply = w.call(P.Load("def forward(x, params, alloc):\n    return x['x']\n", "cand"), 10.0)
         w.close()
-        assert h.get("ok"), h
+        assert isinstance(reply, P.Loaded), reply
         if i >= 2:
             out.append(time.perf_counter() - t)
     return out

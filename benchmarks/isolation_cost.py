@@ -1,7 +1,8 @@
 """Isolation cost: what running a candidate in its own sandbox process costs per evaluation.
 
-1. Worker start + first answer (``load`` of a trivial source) + close, median of 20 (target < 50 ms),
-   with each part timed on its own.
+1. Worker start with every OS layer (rlimits, netns, no root, Landlock, seccomp) + first answer
+   (``load`` of a trivial source) + close, median of 20 (target < 15 ms), with each part timed on its
+   own; the layers the workers reported are printed under the table.
 2. One call of a trivial kernel (64x64 GELU): a direct in-process call vs a ``call`` round trip through
    the sandbox.
 3. A whole hardened evaluation of that trivial candidate on a shrunk GELU task (64x64 instead of
@@ -29,32 +30,37 @@ if __name__ == "__main__":
     from rich.table import Table
 
 
-TARGET_S = 0.050
+TARGET_S = 0.015
 TRIVIAL = "def forward(x, params, alloc):\n    return x['x']\n"
 
 
 def worker_cycle(n: int) -> Table:
+    from kbench.sandbox import protocol as P
     from kbench.sandbox.server import Worker
 
     start, first, close, total = [], [], [], []
+    layers: set[tuple[str, ...]] = set()
     for i in range(n + 2):
         progress(f"worker cycle {i + 1}/{n + 2}")
         t0 = time.perf_counter()
         w = Worker("candidate")
         t1 = time.perf_counter()
-        h, *_ = w.request("load", 10.0, src=TRIVIAL, **{"as": "cand"})
+        reply = w.call(P.Load(TRIVIAL, "cand"), 10.0)
         t2 = time.perf_counter()
+        layers.add(w.isolation)
         w.close()
         t3 = time.perf_counter()
-        assert h.get("ok"), h
+        assert isinstance(reply, P.Loaded), reply
         if i >= 2:  # the first cycles also start the fork server
             start.append(t1 - t0)
             first.append(t2 - t1)
             close.append(t3 - t2)
             total.append(t3 - t0)
-    table = Table("part", "median", "p90", "max", "target", title=f"candidate worker: start, first answer, close (n={n})")
+    table = Table("part", "median", "p90", "max", "target",
+                  title=f"candidate worker: start, first answer, close (n={n})",
+                  caption="layers active: " + " | ".join(", ".join(sorted(ls)) for ls in sorted(layers)))
     for label, xs in (("Worker('candidate') (fork from the fork server)", start),
-                      ("first request: load a trivial source (waits for the worker's set-up)", first),
+                      ("first request: load a trivial source (waits for the worker's set-up and confinement)", first),
                       ("close (exit request, join, remove its temp dir)", close)):
         table.add_row(label, f"{statistics.median(xs) * 1e3:.1f} ms", f"{sorted(xs)[int(0.9 * (len(xs) - 1))] * 1e3:.1f} ms",
                       f"{max(xs) * 1e3:.1f} ms", "")
@@ -100,8 +106,9 @@ def per_call(n: int) -> Table:
     import numpy as np
 
     from kbench.core.loader import load_candidate
-    from kbench.sandbox.server import Worker
     from kbench.core.tasks import base_namespace
+    from kbench.sandbox import protocol as P
+    from kbench.sandbox.server import Worker
 
     task = tiny_task()
     fwd, _, err = load_candidate(task.ref_src, base_namespace())
@@ -116,15 +123,15 @@ def per_call(n: int) -> Table:
             direct.append(time.perf_counter() - t0)
     w = Worker("candidate")
     try:
-        w.request("load", 10.0, src=task.ref_src, **{"as": "cand"})
-        w.request("params", 10.0, pid="p", params={})
+        w.call(P.Load(task.ref_src, "cand"), 10.0)
+        w.call(P.SetParams("p", {}), 10.0)
         for i in range(n + 5):
             x = {"x": rng.standard_normal((64, 64), dtype=np.float32)}
             t0 = time.perf_counter()
-            h, *_ = w.request("call", 10.0, fn="cand", pid="p", x=x, alloc="nan", out_bytes=64 * 64 * 4)
+            reply = w.call(P.Call("cand", "p", x, "nan", 64 * 64 * 4), 10.0)
             if i >= 5:
                 rt.append(time.perf_counter() - t0)
-                kern.append((h["t1"] - h["t0"]) / 1e9)
+                kern.append((reply.t1 - reply.t0) / 1e9)
     finally:
         w.close()
     table = Table("one call of GELU 64x64", "median", title=f"per call (n={n})")

@@ -69,7 +69,9 @@ class Probe:
         self._undo.append((owner, name, orig))
 
     def wrap_request(self, worker_cls: Any) -> None:
-        orig = worker_cls.request
+        from kbench.sandbox import protocol as P
+
+        orig = worker_cls.call
         orig_stage = worker_cls._stage
         probe = self
 
@@ -80,22 +82,22 @@ class Probe:
             finally:
                 probe._stage_dt += time.perf_counter() - t
 
-        def request(self: Any, op: str, *a: Any, **kw: Any) -> Any:
+        def request(self: Any, req: Any, *a: Any, **kw: Any) -> Any:
             probe._stage_dt = 0.0
             t = time.perf_counter()
             first = id(self) not in probe._seen_workers
             probe._seen_workers.add(id(self))
             try:
-                out = orig(self, op, *a, **kw)
+                out = orig(self, req, *a, **kw)
             except BaseException:
                 probe.add("request that failed", time.perf_counter() - t)
                 raise
             total = time.perf_counter() - t
-            h, _, ts, tr = out
-            rt = (tr - ts) / 1e9
+            op = "call" if isinstance(out, P.Called) else type(req).__name__
+            rt = (out.t_recv - out.t_send) / 1e9 if isinstance(out, P.Called) else total - probe._stage_dt
             k = 0.0
-            if op == "call" and isinstance(h.get("t0"), int) and isinstance(h.get("t1"), int):
-                k = (h["t1"] - h["t0"]) / 1e9
+            if isinstance(out, P.Called):
+                k = (out.t1 - out.t0) / 1e9
                 probe.add(f"kernel ({self.role} worker)", k)
             if first:
                 probe.add("first request of a new worker (waits for its start-up)", rt - k)
@@ -104,13 +106,13 @@ class Probe:
             else:
                 probe.add(f"'{op}' requests", rt)
             probe.add("input staging into the shared arena", probe._stage_dt)
-            probe.add("request bookkeeping (pickle, watchdog)", total - rt - probe._stage_dt)
+            probe.add("request bookkeeping (pickle, poll)", total - rt - probe._stage_dt)
             return out
 
         self._stage_dt = 0.0
-        worker_cls.request = request
+        worker_cls.call = request
         worker_cls._stage = stage
-        self._undo += [(worker_cls, "request", orig), (worker_cls, "_stage", orig_stage)]
+        self._undo += [(worker_cls, "call", orig), (worker_cls, "_stage", orig_stage)]
 
     def undo(self) -> None:
         for owner, name, orig in reversed(self._undo):
@@ -134,14 +136,15 @@ def install(probe: Probe) -> None:
     probe.wrap_request(sandbox.Worker)
     probe.wrap(sandbox.Worker, "__init__", "worker start (Worker(): fork from the fork server)")
     probe.wrap(sandbox.Worker, "close", "worker close")
+    from kbench.timing import interleaved
+
     probe.wrap(evaluator, "compare", "judging outputs (compare)")
-    for fn in ("should_stop", "speedup_ci", "speedup_point"):
-        probe.wrap(evaluator, fn, "timing statistics (bootstrap CI, stopping rule)")
+    for fn in ("stop_reason", "honest_ci", "speedup_point"):
+        probe.wrap(interleaved, fn, "timing statistics (bootstrap CI, stopping rule)")
     probe.wrap(evaluator.Grader, "inputs", "input generation (correctness trials)")
     probe.wrap(evaluator.Grader, "params", "parameter generation")
     if stream_cls is not None:
-        probe.wrap(stream_cls, "__init__", "input generation (timing stream pools)")
-        probe.wrap(stream_cls, "next", "input generation (timing windows)")
+        probe.wrap(stream_cls, "prefill", "input generation (timing: fresh draws)")
     else:
         probe.skipped.append("_TimingStream")
     probe.wrap(static_gate, "check", "static gate")
@@ -151,15 +154,16 @@ def size_sweep(sizes_mib: list[float], reps: int, when: str = "") -> Table:
     """A call round trip vs its kernel time, for a copy kernel of several sizes."""
     import numpy as np
 
+    from kbench.sandbox import protocol as P
     from kbench.sandbox.server import Worker
 
     table = Table("input = output size", "kernel (copy) median", "round trip median", "overhead per call",
                   "overhead per MiB moved", title=f"call round trip vs reported kernel time (candidate worker, nan alloc){when}")
     w = Worker("candidate")
     try:
-        h, *_ = w.request("load", 10.0, src="def forward(x, params, alloc):\n    return x['x'].copy()\n", **{"as": "cand"})
-        assert h.get("ok"), h
-        w.request("params", 10.0, pid="p", params={})
+        loaded = w.call(P.Load("def forward(x, params, alloc):\n    return x['x'].copy()\n", "cand"), 10.0)
+        assert isinstance(loaded, P.Loaded), loaded
+        w.call(P.SetParams("p", {}), 10.0)
         rng = np.random.default_rng(0)
         for mib in sizes_mib:
             n = max(1, int(mib * (1 << 20) / 4))
@@ -167,10 +171,10 @@ def size_sweep(sizes_mib: list[float], reps: int, when: str = "") -> Table:
             for i in range(reps + 2):
                 x = {"x": rng.standard_normal(n, dtype=np.float32)}
                 t = time.perf_counter()
-                h, arrays, ts, tr = w.request("call", 10.0, fn="cand", pid="p", x=x, alloc="nan", out_bytes=n * 4)
+                reply = w.call(P.Call("cand", "p", x, "nan", n * 4), 10.0)
                 wall = time.perf_counter() - t
                 if i >= 2:  # warm-up
-                    ks.append((h["t1"] - h["t0"]) / 1e9)
+                    ks.append((reply.t1 - reply.t0) / 1e9)
                     rts.append(wall)
             k, rt = statistics.median(ks), statistics.median(rts)
             table.add_row(f"{n * 4 / (1 << 20):.3g} MiB", f"{k * 1e3:.3f} ms", f"{rt * 1e3:.3f} ms",

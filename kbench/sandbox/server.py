@@ -403,12 +403,6 @@ class Worker:
         except OSError:
             return None
 
-    def request(self, op: str, timeout: float, x: dict[str, np.ndarray] | None = None, out_bytes: int = 0,
-                **kw: Any) -> tuple[dict, list[np.ndarray], int, int]:
-        """Deprecated: the string-keyed form of ``call``, for call sites not yet moved to typed messages."""
-        reply = self.call(_legacy_request(op, x, out_bytes, kw), timeout)
-        return _legacy_reply(reply)
-
     def close(self) -> None:
         self.resume()  # a paused worker could not read its exit message
         if not self.dead:
@@ -448,43 +442,3 @@ def _with(reply: Any, **changes: Any) -> Any:
     import dataclasses
 
     return dataclasses.replace(reply, **changes)
-
-
-def _legacy_request(op: str, x: Any, out_bytes: int, kw: dict) -> P.Request:
-    if op == "load":
-        return P.Load(kw["src"], kw["as"])
-    if op == "params":
-        return P.SetParams(kw["pset_id"], kw["params"], kw.get("init", True))
-    if op == "call":
-        return P.Call(kw["fn"], kw["pset_id"], x, kw.get("alloc", "nan"), out_bytes)
-    if op == "verify":
-        return P.VerifyParams()
-    if op == "naive_trial":
-        return P.NaiveTrial(kw["pset_id"], x, kw["atol"], kw["rtol"], kw.get("alloc", "pool"))
-    if op == "naive_time":
-        return P.NaiveTime(kw["pset_id"], x, kw["warmup"], kw["min_runs"], kw["max_runs"], kw["budget_s"])
-    raise ValueError(f"unknown request {op!r}")
-
-
-def _legacy_reply(reply: P.Reply) -> tuple[dict, list[np.ndarray], int, int]:
-    if isinstance(reply, P.Failure):
-        return {"ok": False, "error": reply.error, "kind": reply.kind}, [], 0, 0
-    if isinstance(reply, P.Called):
-        h = {"ok": True, "t0": reply.t0, "t1": reply.t1, "threads_started": reply.threads_started,
-             "inputs_changed": list(reply.inputs_changed), "aliases": list(reply.aliases)}
-        if reply.output is None:
-            h["out_type"] = reply.out_type
-        return h, [reply.output] if reply.output is not None else [], reply.t_send, reply.t_recv
-    if isinstance(reply, P.Loaded):
-        return {"ok": True, "has_init": reply.has_init}, [], 0, 0
-    if isinstance(reply, P.ParamsVerified):
-        return {"ok": True, "params_changed": list(reply.params_changed)}, [], 0, 0
-    if isinstance(reply, P.NaiveTrialDone):
-        h = {"ok": reply.ok, "message": reply.message, "max_abs_err": reply.max_abs_err,
-             "max_rel_err": reply.max_rel_err}
-        if reply.raised:
-            h["raised"] = reply.raised
-        return h, [], 0, 0
-    if isinstance(reply, P.NaiveTimes):
-        return {"ok": True, "ref": list(reply.ref), "cand": list(reply.cand)}, [], 0, 0
-    return {"ok": True}, [], 0, 0
