@@ -59,6 +59,7 @@ NOT_NDARRAY = r"output is candidate\.\w+, not numpy\.ndarray"
 GATE_IMPORT = r"^rejected: line \d+ imports \w+ \[import\]"
 #: A gate-evading kernel passes today's gate; if the gate learns to follow module aliases it is rejected.
 GATE_ALIAS = r"^rejected: line \d+ .*\[(module-patch|escape|private)\]$"
+GATE_PRIVATE = r"^rejected: line \d+ reaches private name _utils_impl \[private\]$"
 
 # (file, task, naive expectation, hardened expectation, why)
 CASES: list[tuple[str, str, V, V, str]] = [
@@ -201,6 +202,31 @@ CASES: list[tuple[str, str, V, V, str]] = [
      "tries to read the reference worker's shared-memory arena in /dev/shm and computes nothing; the "
      "grader wipes each output region once read and the audit hook refuses reads of other sandboxes' "
      "directories and other processes' /proc entries; naive is fooled by its recycled block anyway"),
+    ("t1_load_thread_burner.py", GELU,
+     V("correct"),
+     H("rejected", GATE_PRIVATE,
+       no_gate=V("rejected", r"^rejected: 1 thread\(s\) of its own alive in the worker after load$")),
+     "a thread started at load spins on the timing reference's core except during the candidate's own calls "
+     "(naive: its in-process reference is slowed, several x); hardened counts the worker's threads from "
+     "/proc after load and stops the worker while the reference is timed"),
+    ("t2_renice_reference.py", GELU,
+     V("correct"),
+     H("rejected", GATE_PRIVATE,
+       no_gate=V("rejected", r"^rejected: 1 thread\(s\) of its own alive in the worker after load$")),
+     "T1 plus setpriority(19) on the sibling workers, found through /proc: seccomp refuses setpriority and "
+     "Landlock other processes' /proc entries in both modes; the spinner is caught as in T1"),
+    ("t3_window_replay.py", GELU,
+     V("correct", fooled=True),
+     H("correct", r"^\d+\.\d\dx$"),
+     "copies answers for values seen in earlier inputs and computes only new ones: naive's one reused timing "
+     "input is all seen after the first call; hardened's timed inputs are independent fresh draws (they were "
+     "windows of one pool, which let this reach 33x), so nothing repeats and the kernel is the reference"),
+    ("t4_unpin_parallel.py", GELU,
+     V("correct"),
+     H("rejected", GATE_PRIVATE, no_gate=V("correct", r"^\d+\.\d\dx$")),
+     "widens its own CPU affinity to every core and splits each call over threads joined before return: the "
+     "reference gets one core, the candidate all of them (about 1.8x on an idle 2-core machine; a loaded one "
+     "hides it)"),
 ]
 
 #: Per-kernel limits applied to both modes.
@@ -209,10 +235,12 @@ LIMITS: dict[str, dict] = {
     "memory_bomb.py": {"memory_limit_mb": 1024},
 }
 
-#: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)). Empty since the engine
-#: gained the defences this suite first found missing (arena wipe + read refusal, charging unaccounted
-#: time to the candidate, the gate following module aliases).
-XFAIL_HARDENED: dict[str, tuple[str, bool]] = {}
+#: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
+XFAIL_HARDENED: dict[str, tuple[str, bool]] = {
+    # Not strict: the gain needs an idle second core, which a loaded CI machine may not have.
+    "t4_unpin_parallel.py": ("open hole: timing (own CPU affinity may be widened; parallel threads inside a "
+                             "call get cores the reference does not)", False),
+}
 
 # Written by file_side_channel.py (and any other kernel that tries): must never outlive an evaluation.
 LEFTOVER_GLOBS = ["/tmp/kbench_adv_sidechannel*", "/dev/shm/kbench_adv_sidechannel*",
@@ -296,7 +324,7 @@ def test_every_kernel_is_in_the_table_and_documented():
     assert len(files) >= 20
     for f in files:
         first = _src(f).lstrip().removeprefix('"""').splitlines()[0]
-        assert re.match(r"^(A[1-7]|B[1-3]|C[1-5]|D[1-4]|E[1-3]|N1|R\d) [^:]+: \S", first), (f, first)
+        assert re.match(r"^(A[1-7]|B[1-3]|C[1-5]|D[1-4]|E[1-3]|N1|R\d|T\d+) [^:]+: \S", first), (f, first)
     for file, task, naive, hard, why in CASES:
         assert task in kbench.TASK and why and naive.no_gate is None and not hard.fooled
 

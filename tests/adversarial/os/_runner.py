@@ -1,0 +1,40 @@
+"""A grading process for one attack: ``python _runner.py SPEC_JSON`` evaluates one candidate file and prints
+one line ``KBENCH_ADV_RESULT {json}`` (the result, this process's peak RSS and whether it is still alive).
+
+The attacks in this folder try to kill, hang or bloat the process that grades them, so each one gets a
+grading process of its own: the test process only reads what this one prints and how it ended.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import resource
+import sys
+import time
+
+import kbench
+from kbench import HARDENED, NAIVE
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    mode = {"naive": NAIVE, "hardened": HARDENED}[spec["mode"]]
+    mode = dataclasses.replace(mode, **spec.get("replace", {}))
+    with open(spec["file"], encoding="utf-8") as f:
+        src = f.read()
+    t0 = time.perf_counter()
+    r = kbench.evaluate(spec["task"], src, mode, spec["name"])
+    elapsed = time.perf_counter() - t0
+    # Still able to grade after the attack: the reference, correctness only, on the same default grader.
+    after = kbench.evaluate(spec["task"], kbench.TASK[spec["task"]].ref_src, dataclasses.replace(HARDENED, timing=None),
+                            "reference")
+    out = {"status": r.status, "msg": r.msg[:4000], "correct": r.correct, "speedup": r.speedup,
+           "trials": [t.message[:500] for t in r.trials], "elapsed": elapsed,
+           "isolation": list(getattr(r, "isolation", ()) or ()),
+           "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "after": after.status}
+    print("KBENCH_ADV_RESULT " + json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""Attacks on the machine and on the grading process itself (issue 8), each in a grading process of its own.
+
+Every file in ``tests/adversarial/os/`` is written as an attacker would write it; its docstring's first
+line names the trick: S sandbox escapes, P hostile replies (the grader trusting what the worker
+controls), R resources, G static-gate evasions. They try to kill, hang or bloat the process that grades
+them, so each evaluation runs in a fresh subprocess (``adversarial/os/_runner.py``) and this test only
+reads what it printed and how it ended.
+
+Each attack runs three times: naive, hardened, and hardened with the static gate off (the OS layers must
+stop it on their own). Whatever the mode, the user's machine and the grading process are protected:
+  * the grading process exits normally, within the evaluation's time-out plus a margin, still able to
+    grade the reference afterwards, and its peak RSS stays under 1 GiB;
+  * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
+  * the results database is byte-for-byte what it was (same rows, no trigger);
+  * a canary in the grading process's environment never shows in anything the evaluation reports;
+  * a sandbox directory holds no more than the candidate's memory limit;
+  * hardened is never fooled (correct and faster than 1.3x), and the gate rejects every G file.
+Naive keeps only KernelBench v0's *grading* weaknesses: it may be fooled, never escaped, crashed or hung.
+
+A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <class>")``: the
+fixers see an XPASS once they close it, and must then delete the mark.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import secrets
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+OS_ADV = Path(__file__).parent / "adversarial" / "os"
+RUNNER = OS_ADV / "_runner.py"
+FAST = 1.3
+MAX_RSS_MB = 1024
+MARGIN_S = 20.0  # start-up, the reference re-check and a loaded machine, beyond the evaluation's own time-out
+MARKERS = ["/tmp/kbench_adv_*", "/var/tmp/kbench_adv_*", "/dev/shm/kbench_adv_*"]
+RUNS = ("naive", "hardened", "gate-off")
+
+GELU = "L1_gelu"
+ESCAPE, GATE, REPLY, RESOURCE = "sandbox escape", "static gate", "grader trusts the worker", "resources"
+
+
+@dataclass(frozen=True)
+class Attack:
+    file: str
+    cls: str  # which class of issue 8 it belongs to
+    why: str  # what must hold, and how the attack tries to break it
+    open_in: tuple[str, ...] = ()  # runs it gets through today (xfail strict)
+    limits: dict = field(default_factory=dict)  # Mode fields for every run
+    task: str = GELU
+
+
+ALL = RUNS
+ATTACKS: list[Attack] = [
+    Attack("s1_dirfd_write.py", ESCAPE, "os.open(name, dir_fd=<fd of /tmp>) must not create a file in /tmp"),
+    Attack("s2_fork_exec.py", ESCAPE, "_posixsubprocess.fork_exec must not run a shell"),
+    Attack("s3_pidfd_kill.py", ESCAPE, "pidfd_send_signal(SIGKILL) must not reach the grading process"),
+    Attack("s4_sqlite_store.py", ESCAPE, "sqlite3 must not open, let alone rewrite, the results database"),
+    Attack("s5_proc_environ.py", ESCAPE, "/proc/<grader>/environ read through dir_fd must not leak the canary"),
+    Attack("s6_inherited_environ.py", ESCAPE, "the worker's environment must not carry the grader's secrets"),
+    Attack("p1_arena_truncate.py", REPLY, "truncating the shared arena must not SIGBUS the grading process"),
+    Attack("p2_huge_type_name.py", REPLY, "a 700 MB type name echoed in the reply must not take the grader past "
+           "1 GiB (or its time-out)", limits={"timeout_s": 10.0}),
+    Attack("p3_forged_reply.py", REPLY, "a 100 000-deep JSON header forged on the worker's pipe must end as a "
+           "runtime error, not an exception out of evaluate()"),
+    Attack("p4_shape_overflow.py", REPLY, "an array header whose size overflows int64 must be refused, not crash "
+           "the grader"),
+    Attack("p5_grandchild_pipe.py", REPLY, "a grandchild holding the reply pipe must not hang the grader past its "
+           "time-out", limits={"timeout_s": 5.0}),
+    Attack("r1_tmpfs_fill.py", RESOURCE, "files in the sandbox directory (tmpfs) must not exceed the memory limit",
+           limits={"memory_limit_mb": 1024}),
+    Attack("g1_from_import_private.py", GATE, "the gate must check the names a from-import binds"),
+    Attack("g2_list_root.py", GATE, "the gate must judge chains rooted at a list"),
+    Attack("g3_call_root.py", GATE, "the gate must judge chains rooted at a call"),
+    Attack("g4_aliased_getattr.py", GATE, "the gate must refuse getattr under any name"),
+    Attack("g5_format_field.py", GATE, "the gate must refuse attribute access in format fields"),
+    Attack("g6_for_target.py", GATE, "the gate must track a module bound by a for-loop"),
+    Attack("g7_walrus.py", GATE, "the gate must track a module bound by a walrus"),
+    Attack("g8_lambda_default.py", GATE, "the gate must track a module bound as a parameter default"),
+    Attack("g9_tuple_unpacking.py", GATE, "the gate must track a module bound by tuple unpacking"),
+    Attack("g10_match_capture.py", GATE, "the gate must track a module bound by a match capture"),
+    Attack("g11_class_attribute.py", GATE, "the gate must judge chains rooted at a class holding a module"),
+]
+ID_RE = r"^(S|P|R|G)\d+ [^:]+: \S"
+
+
+def _markers() -> set[str]:
+    return {p for g in MARKERS for p in glob.glob(g)}
+
+
+def _db_state(path: Path) -> list[str]:
+    con = sqlite3.connect(path)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def _make_db(data_dir: Path) -> Path:
+    from kbench.core.results import Result
+    from kbench.store import FILENAME, Store
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with Store(data_dir / FILENAME) as st:
+        st.put("0" * 64, GELU, "stored_before", "library",
+               Result(GELU, "stored_before", "hardened", ("normal",), "wrong", "max abs err 1 out of tolerance"))
+    return data_dir / FILENAME
+
+
+def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess.CompletedProcess | None, str, float]:
+    """Grade ``attack`` in a fresh grading process; (result or None, process or None, canary, time limit)."""
+    mode = "naive" if run == "naive" else "hardened"
+    replace = dict(attack.limits)
+    if run == "gate-off":
+        replace["static_check"] = False
+    canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
+    env = {**os.environ, "KBENCH_DATA_DIR": str(tmp / "data"), "KBENCH_ADV_CANARY": canary}
+    spec = {"file": str(OS_ADV / attack.file), "task": attack.task, "mode": mode, "name": attack.file,
+            "replace": replace}
+    limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
+    try:
+        proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env=env, cwd=tmp,
+                              capture_output=True, text=True, errors="replace", timeout=limit)
+    except subprocess.TimeoutExpired:
+        return None, None, canary, limit
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("KBENCH_ADV_RESULT ")), None)
+    result = json.loads(line.removeprefix("KBENCH_ADV_RESULT ")) if line else None
+    return result, proc, canary, limit
+
+
+def _params():
+    out = []
+    for a in ATTACKS:
+        for run in RUNS:
+            marks = []
+            if run in a.open_in:
+                marks.append(pytest.mark.xfail(strict=True, reason=f"open hole: {a.cls}"))
+            out.append(pytest.param(a, run, marks=marks, id=f"{a.file.removesuffix('.py')}-{run}"))
+    return out
+
+
+def test_every_attack_is_in_the_table_and_documented():
+    files = sorted(p.name for p in OS_ADV.glob("*.py") if not p.name.startswith("_"))
+    assert files == sorted(a.file for a in ATTACKS)
+    for a in ATTACKS:
+        first = (OS_ADV / a.file).read_text().lstrip().removeprefix('"""').splitlines()[0]
+        assert re.match(ID_RE, first), (a.file, first)
+        assert set(a.open_in) <= set(RUNS) and a.why
+    classes = {a.cls for a in ATTACKS}
+    assert classes == {ESCAPE, GATE, REPLY, RESOURCE}, classes
+
+
+@pytest.mark.parametrize("attack,run", _params())
+def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
+    before = _markers()
+    db = _make_db(tmp_path / "data")
+    db_before = _db_state(db)
+    try:
+        result, proc, canary, limit = _grade(attack, run, tmp_path)
+    finally:
+        left = _markers() - before
+        for p in left:
+            try:
+                os.remove(p)
+            except OSError:
+                pass
+    where = f"{attack.file} ({run})"
+    assert not left, f"{where}: a candidate wrote outside its sandbox: {sorted(left)}"
+    assert proc is not None, f"{where}: the grading process hung (killed after {limit:g} s)"
+    assert proc.returncode == 0 and result is not None, (
+        f"{where}: the grading process died (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+    assert canary not in proc.stdout + proc.stderr, f"{where}: the grader's environment leaked: {result['msg'][:200]}"
+    assert _db_state(db) == db_before, f"{where}: the results database changed"
+    assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
+    assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
+    timeout = float(attack.limits.get("timeout_s", 30.0))
+    assert result["elapsed"] < timeout + 2.0, f"{where}: the evaluation took {result['elapsed']:.1f} s"
+    m = re.search(r"wrote (\d+) MiB", result["msg"])
+    if m and "memory_limit_mb" in attack.limits:
+        assert int(m.group(1)) < attack.limits["memory_limit_mb"], f"{where}: {result['msg']}"
+    if run != "naive":
+        assert not (result["correct"] and (result["speedup"] or 0) > FAST), f"{where}: FOOLED: {result['msg']}"
+    if run == "hardened" and attack.cls == GATE:
+        assert result["status"] == "rejected", f"{where}: passed the gate: {result['status']}: {result['msg'][:200]}"
