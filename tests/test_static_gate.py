@@ -60,6 +60,17 @@ EVASIONS: dict[str, tuple[str, str, int]] = {
     "match_args_names_ctypes": ("class V(np.ndarray):\n    __match_args__ = ('ctypes',)\n", "escape", 2),
     "bit_generator_ctypes": ("f = np.random.default_rng().bit_generator.ctypes[2]\n", "escape", 1),
     "array_ctypes_beyond_address": ("def f(a):\n    return type(a.ctypes.shape)\n", "escape", 2),
+    # helper modules: their string-reflection and source-evaluation names
+    "typing_get_type_hints": ("import typing\nh = typing.get_type_hints\n", "escape", 2),
+    "typing_sys": ("import typing\ns = typing.sys\n", "escape", 2),
+    "functools_wraps": ("from functools import wraps\n", "escape", 1),
+    "functools_singledispatch": ("import functools\n\n\n@functools.singledispatch\ndef f(x):\n    pass\n",
+                                 "escape", 4),
+    "operator_attrgetter": ("import operator\ng = operator.attrgetter('_core')\n", "escape", 2),
+    "dataclasses_make_dataclass": ("from dataclasses import make_dataclass\n", "escape", 1),
+    "dataclasses_builtins": ("import dataclasses as d\nb = d.builtins\n", "escape", 2),
+    "import_string_formatter": ("import string\n", "import", 1),
+    "import_time": ("import time\n", "import", 1),
     # getattr and friends, under any alias
     "getattr_on_module": ("def forward(x, params, alloc):\n    return getattr(np, 'allclose')\n",
                           "module-reflection", 2),
@@ -187,6 +198,15 @@ HONEST: dict[str, str] = {
     "tuple_unpacking_of_modules": "a, b = np, 1\nc = a.zeros(3)\n",
     "class_patterns": "class P:\n    __match_args__ = ('x', 'y')\n\n    def __init__(self):\n        self.x = 1\n"
                       "        self.y = 2\n\n\nmatch P():\n    case P(1, y=b):\n        pass\n",
+    "helper_modules": "from __future__ import annotations\n\nimport functools\nimport itertools\n"
+                      "from collections import OrderedDict, namedtuple\nfrom collections.abc import Sequence\n"
+                      "from dataclasses import dataclass, field\nfrom typing import Optional, Tuple\nimport operator\n\n"
+                      "Pair = namedtuple('Pair', 'lo hi')\n\n\n@dataclass\nclass Tiling:\n    rows: int = 128\n"
+                      "    sizes: list = field(default_factory=list)\n\n\n@functools.lru_cache(maxsize=None)\n"
+                      "def blocks(n: int, rows: int) -> Tuple[Pair, ...]:\n"
+                      "    return tuple(Pair(i, min(i + rows, n)) for i in range(0, n, rows))\n\n\n"
+                      "def total(xs: Sequence, k: Optional[int] = None) -> int:\n"
+                      "    return functools.reduce(operator.add, itertools.islice(xs, k), 0)\n",
     "try_except_finally_with": "def f(a):\n    try:\n        with np.errstate(all='ignore'):\n"
                                "            return np.log(a)\n    except (ValueError, TypeError) as err:\n"
                                "        raise RuntimeError(str(err)) from err\n    finally:\n        pass\n",
@@ -230,13 +250,13 @@ def test_messages_read_as_sentences():
     assert str(static_gate.check("n = np\nn.allclose = None\n")[0]) == \
         "line 2 assigns to module attribute n.allclose [module-patch]"
     assert str(static_gate.check("t = np.testing\n")[0]) == \
-        "line 1 reaches module numpy.testing, which is not one of numpy's computation modules [escape]"
+        "line 1 reaches module numpy.testing, which is not a module candidates may use [escape]"
 
 
 def test_every_numpy_module_outside_the_computation_list_is_refused():
     """Derived from numpy itself: each public module attribute of numpy is either a computation module or
     rejected, as an attribute, from any root, and as a from-import."""
-    allowed = set(static_gate.COMPUTATION_MODULES) | set(static_gate.PASSAGES)
+    allowed = set(static_gate.ALLOWED_MODULES) | set(static_gate.PASSAGES)
     for name in sorted(n for n in dir(numpy) if not n.startswith("_")):
         value = vars(numpy).get(name)
         if not isinstance(value, types.ModuleType) or value.__name__ in allowed:

@@ -3,9 +3,9 @@ wall is the OS confinement of every worker, so the gate never rejects honest cod
 
 A candidate may use numpy, math and ordinary Python. Each rejection names its line and rule:
 
-``import``        an import of anything but ``numpy``, ``math``, numpy's computation modules (below) or
-                  ``__future__``; a ``from`` import of a module object outside them, or a star import that
-                  would bring one in.
+``import``        an import of anything but numpy's computation modules, ``math``, a few pure-Python helpers
+                  (below) or ``__future__``; a ``from`` import of a module object outside them, or a star import
+                  that would bring one in (``from numpy import *`` binds ``test`` and ``load``).
 ``private``       a ``_``-prefixed name in any attribute chain, whatever its root (``np._core``,
                   ``[x][0]._y``, ``f()._z``) or in an import. Exception: private attributes the candidate
                   defines itself (``self._w = ...``, a class body's ``_cache``, ``__slots__``), unless numpy
@@ -35,11 +35,15 @@ A candidate may use numpy, math and ordinary Python. Each rejection names its li
 
 Decisions. Computation modules (a module object may be held and its public names used): ``numpy``,
 ``numpy.linalg``, ``numpy.fft``, ``numpy.random``, ``numpy.emath`` (``numpy.lib.scimath``),
-``numpy.typing``, ``numpy.exceptions``, ``numpy.dtypes``, ``numpy.lib.stride_tricks`` and ``math``.
+``numpy.typing``, ``numpy.exceptions``, ``numpy.dtypes``, ``numpy.lib.stride_tricks`` and ``math``. Helpers
+(honest kernels use them for hints, caching and records): ``typing``, ``functools``, ``itertools``,
+``operator``, ``collections`` (and ``.abc``), ``dataclasses``, ``abc``, ``cmath``, ``numbers``, without the
+names that read attributes by string or evaluate source (``functools.wraps``, ``functools.singledispatch``,
+``operator.attrgetter``, ``typing.get_type_hints``, ``dataclasses.make_dataclass``, ...).
 ``np.lib`` is only a passage to ``stride_tricks`` and ``scimath`` (``np.lib.stride_tricks.as_strided`` and
 ``sliding_window_view`` are honest tools; what they reach is the worker's own memory). Each computation
 module's names are read from the module itself, once, at the first check: every public name it has, minus
-modules outside the list and the hatches. A name numpy does not have at all (``np.erf``) passes and fails at
+modules outside the list and the hatches (``typing.sys`` and ``dataclasses.builtins`` are refused that way). A name numpy does not have at all (``np.erf``) passes and fails at
 run time with numpy's own AttributeError. Binding forms are all tracked with Python's scoping rules:
 assignment (with tuple unpacking), augmented and annotated assignment, ``for`` and comprehension targets,
 ``with ... as``, walrus, ``except ... as``, ``match`` captures, parameters and their defaults, imports,
@@ -61,6 +65,22 @@ from functools import cache
 #: Modules whose public names a candidate may use (and whose module objects it may hold).
 COMPUTATION_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.lib.scimath", "numpy.typing",
                        "numpy.exceptions", "numpy.dtypes", "numpy.lib.stride_tricks", "math")
+#: Pure-Python helpers honest kernels import (type hints, caching, iteration, small records), each with the few
+#: names it offers that reflect by string or evaluate source: their other public names are allowed.
+HELPER_MODULES: dict[str, dict[str, str]] = {
+    "typing": {"get_type_hints": "evaluates annotation strings", "ForwardRef": "evaluates source strings"},
+    "functools": {"update_wrapper": "reads and sets attributes named by strings",
+                  "wraps": "reads and sets attributes named by strings",
+                  "singledispatch": "evaluates annotation strings (register reads type hints)",
+                  "singledispatchmethod": "evaluates annotation strings (register reads type hints)"},
+    "operator": {"attrgetter": "reads attributes named by strings",
+                 "methodcaller": "calls methods named by strings"},
+    "dataclasses": {"make_dataclass": "builds a class from a namespace of strings"},
+    "itertools": {}, "collections": {}, "collections.abc": {}, "abc": {}, "cmath": {}, "numbers": {},
+}
+#: Every module a candidate may import or hold.
+ALLOWED_MODULES = (*COMPUTATION_MODULES, *HELPER_MODULES)
+_ROOTS = frozenset(m.split(".")[0] for m in ALLOWED_MODULES)
 #: Modules that may appear inside an attribute chain on the way to a computation module, never as a value.
 PASSAGES = {"numpy.lib": ("stride_tricks", "scimath")}
 #: Names that read or write files or run the test suite: rejected on any object.
@@ -130,6 +150,8 @@ class _ModuleApi:
 
 
 def _why_blocked(module: str, attr: str, value: object) -> tuple[str, str] | None:
+    if attr in HELPER_MODULES.get(module, {}):
+        return "escape", f"reaches {module}.{attr}, which {HELPER_MODULES[module][attr]}"
     if attr in FILE_HATCHES:
         return "escape", f"reaches {module}.{attr}, which reads or writes files"
     if attr in TEST_HATCHES:
@@ -137,7 +159,7 @@ def _why_blocked(module: str, attr: str, value: object) -> tuple[str, str] | Non
     if attr == "cffi":
         return "escape", f"reaches {module}.{attr}, which hands out raw pointers"
     if isinstance(value, types.ModuleType):
-        return "escape", f"reaches module {value.__name__}, which is not one of numpy's computation modules"
+        return "escape", f"reaches module {value.__name__}, which is not a module candidates may use"
     return None
 
 
@@ -152,7 +174,7 @@ def _module_api(name: str) -> _ModuleApi:
     for attr in names:
         value = own.get(attr)
         target = value.__name__ if isinstance(value, types.ModuleType) else f"{name}.{attr}"
-        if target in COMPUTATION_MODULES or target in PASSAGES:
+        if target in ALLOWED_MODULES or target in PASSAGES:
             if (isinstance(value, types.ModuleType) or attr not in own) and (
                     name not in PASSAGES or attr in PASSAGES[name]):
                 subs[attr] = target
@@ -178,7 +200,7 @@ class _Api:
 @cache
 def _api() -> _Api:
     """Derived from the installed numpy once, at the first check (~10 ms; the modules are imported)."""
-    mods = {name: _module_api(name) for name in (*COMPUTATION_MODULES, *PASSAGES)}
+    mods = {name: _module_api(name) for name in (*ALLOWED_MODULES, *PASSAGES)}
     private: set[str] = set()
     loaded = [m for n, m in list(sys.modules.items()) if n == "numpy" or n.startswith("numpy.")]
     import numpy as np  # noqa: PLC0415 - only for sample objects whose private attributes hold modules
@@ -400,7 +422,7 @@ class _Binder:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 full = alias.name if alias.asname else alias.name.split(".")[0]
-                kind = full if full in COMPUTATION_MODULES else _OTHER
+                kind = full if full in ALLOWED_MODULES else _OTHER
                 self._bind(scope, alias.asname or full, frozenset({kind}), node)
         elif isinstance(node, ast.ImportFrom):
             self._bind_from(node, scope)
@@ -627,7 +649,7 @@ class _Checker:
         elif attr in TEST_HATCHES:
             self._reject("escape", node, f"reaches {attr}, which runs numpy's test suite")
         elif attr in LEADS_OUT:
-            self._reject("escape", node, f"reaches {attr}, which leads out of numpy's computation modules")
+            self._reject("escape", node, f"reaches {attr}, which leads out of the modules candidates may use")
         elif attr in FRAME_ATTRS:
             self._reject("escape", node, f"reaches {attr}, which exposes interpreter frames or code")
         elif attr in HANDOFF_ATTRS:
@@ -678,10 +700,10 @@ class _Checker:
             private = next((p for p in name.split(".") if p.startswith("_")), None)
             if private:
                 self._reject("private", node, f"reaches private name {private}")
-            elif name.split(".")[0] not in ("numpy", "math"):
+            elif name.split(".")[0] not in _ROOTS:
                 self._reject("import", node, f"imports {name}")
-            elif name not in COMPUTATION_MODULES:
-                self._reject("import", node, f"imports {name}, which is not one of numpy's computation modules")
+            elif name not in ALLOWED_MODULES:
+                self._reject("import", node, f"imports {name}, which is not a module candidates may use")
 
     def _check_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -694,11 +716,11 @@ class _Checker:
         if private:
             self._reject("private", node, f"reaches private name {private}")
             return
-        if module.split(".")[0] not in ("numpy", "math"):
+        if module.split(".")[0] not in _ROOTS:
             self._reject("import", node, f"imports from {module}")
             return
-        if module not in COMPUTATION_MODULES and module not in PASSAGES:
-            self._reject("import", node, f"imports from {module}, which is not one of numpy's computation modules")
+        if module not in ALLOWED_MODULES and module not in PASSAGES:
+            self._reject("import", node, f"imports from {module}, which is not a module candidates may use")
             return
         api = _api().modules[module]
         self._module_into_class(node, [f"{module}.{a.name}" for a in node.names if a.name in api.submodules])
