@@ -11,7 +11,7 @@ from textual.screen import Screen
 
 from kbench.core.library import LIBRARY, Candidate, load_folder
 
-from . import paths
+from . import paths, settings
 from .model import Model
 from .screens.evaluation import EvaluateFn
 from .screens.main import MainScreen
@@ -77,6 +77,11 @@ class KbenchApp(App[None]):
                 self.model.record(s.digest, s.result.task, s.result, s.stored_at)
 
     def on_mount(self) -> None:
+        saved = settings.load().get("theme")
+        if isinstance(saved, str) and saved in self.available_themes:
+            self.theme = saved
+        self._remember_theme = True  # from here on a theme change is the user's choice
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.main_screen = MainScreen(self.model, self.store, self.evaluate_fn)
         self.push_screen(self.main_screen)
         for w in self._warnings:
@@ -96,6 +101,37 @@ class KbenchApp(App[None]):
             label = b.description if b.description != "Dists" else "toggle normal"
             yield SystemCommand(f"kbench: {label.lower()} ({key})", b.tooltip or b.description,
                                 lambda action=b.action, s=screen: self.run_action(action, s))
+
+    _remember_theme = False
+
+    def code_theme(self) -> str:
+        """The TextArea highlighting that reads on the current theme (dark code on light, and back)."""
+        return "vscode_dark" if self.current_theme.dark else "github_light"
+
+    def _theme_changed(self, _theme: object) -> None:
+        from textual.widgets import TextArea
+
+        for screen in self.screen_stack:
+            for ta in screen.query(TextArea):
+                ta.theme = self.code_theme()
+        if self._remember_theme:
+            settings.save(theme=self.theme)
+
+    def screenshot_dir(self) -> Path:
+        """~/Downloads when it exists (Textual's default), else the export directory."""
+        downloads = Path.home() / "Downloads"
+        return downloads if downloads.is_dir() else paths.export_dir()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's "Screenshot": Textual would write to ~/Downloads and fail when it is missing."""
+        target = Path(path) if path is not None else self.screenshot_dir()
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self.notify(f"Could not create {target} for the screenshot: {e}", severity="error")
+            return None
+        return super().deliver_screenshot(filename, str(target), time_format)
 
     async def action_quit(self) -> None:
         """Quit at once: a running evaluation is cancelled first, which kills its workers, so the thread

@@ -113,15 +113,21 @@ class EvaluationMixin:
         log = self.log_widget
         if run is not None:
             c = run.job.cand
+            editor = self.editor_for(c) if run.job.kind == "single" and not run.stale else None  # type: ignore[attr-defined]
             if msg.result is not None:
                 self.model.record(c.digest, c.task, msg.result)
                 self._report(run, msg.result)
+                if editor is not None:
+                    view = self.model.verdict(c, run.job.mode_name)
+                    editor.show_result(view.result if view is not None else msg.result)
                 if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
             elif msg.error is not None:
                 self.log_to(c, [log.note(f"{c.key}: the evaluation failed unexpectedly: {msg.error}", "text-error")])
                 self.notify(f"{c.key}: {msg.error}", title="evaluation failed", severity="error")  # type: ignore[attr-defined]
-            elif msg.cancelled and run.job.kind == "single":
+            elif editor is not None:
+                editor.show_result(None, "cancelled" if msg.cancelled else f"the evaluation failed: {msg.error}")
+            if msg.result is None and msg.cancelled and run.job.kind == "single":
                 self.log_to(c, [log.note(f"■ {c.key}: cancelled (worker stopped; nothing stored)", "text-warning")])
         self._check_store_notice()
         self.pump()

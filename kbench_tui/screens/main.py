@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -29,6 +30,8 @@ from .evaluation import EvaluateFn, EvaluationMixin
 
 if TYPE_CHECKING:
     from kbench.store import Store
+
+DISK_POLL_S = 1.0  # how often own and folder candidate files are checked for changes (a stat each)
 
 DIST_BINDINGS = [
     Binding(str(i + 1), f"toggle_dist({i})", "Dists" if i == 0 else f"toggle {d}", key_display="1-7" if i == 0 else None,
@@ -60,8 +63,8 @@ class MainScreen(EvaluationMixin, Screen):
         *DIST_BINDINGS,
         Binding("d", "diff", "Diff", id="kbench.diff", tooltip="Show what the candidate changed from the reference"),
         Binding("v", "matrix", "Matrix", id="kbench.matrix", tooltip="Candidates × distributions pass counts"),
-        Binding("n", "new_candidate", "New", id="kbench.new",
-                tooltip="Write a new candidate for this task (starts from the reference)"),
+        Binding("n", "new_candidate", "Edit/new", id="kbench.new",
+                tooltip="Edit: your own candidate in place, a library one as a copy, a task's reference as a new file"),
         Binding("x", "export", "Export", id="kbench.export", tooltip="Export all stored results as JSON and CSV"),
         Binding("r", "rerun", "Re-run", id="kbench.rerun",
                 tooltip="Evaluate the selected candidate again, even if a result is stored"),
@@ -83,6 +86,7 @@ class MainScreen(EvaluationMixin, Screen):
         self._history: dict[str, list[Text]] = {}  # per candidate id: its log lines this session
         self._general: list[Text] = []  # notes about no one candidate (shown on task nodes)
         self._log_key: str | None = None  # whose history the log shows
+        self._disk_seen: dict[str, int | None] = {}  # candidate id -> file mtime last read
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -116,6 +120,8 @@ class MainScreen(EvaluationMixin, Screen):
         self._general.append(log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · z zoom · F1 help"))
         self.refresh_views()
         self.show_selection()
+        self.check_disk()  # remember every file's time now; changes from here on are reloaded
+        self.set_interval(DISK_POLL_S, self.check_disk)
 
     # -- selection --------------------------------------------------------------------------------
 
@@ -333,15 +339,19 @@ class MainScreen(EvaluationMixin, Screen):
     def action_new_candidate(self) -> None:
         from .editor import EditorScreen
 
-        task, _ = self.selected()
+        task, cand = self.selected()
         folder = paths.user_candidates_dir()
         t = TASK[task or TASKS[0].name]
-        self.app.push_screen(EditorScreen(t, folder, paths.free_name(folder / t.name)), self._saved)
+        if cand is not None and cand.origin != "library" and cand.path is not None:
+            name = cand.name  # your own file: edited in place
+        else:
+            name = paths.free_name(folder / t.name, cand.name if cand is not None else "my_kernel")
+        self.app.push_screen(EditorScreen(t, folder, name, source=cand, on_save=self._saved), self._editor_closed)
 
-    def _saved(self, cand: Candidate | None) -> None:
-        if cand is None:
-            return
+    def _saved(self, cand: Candidate) -> None:
+        """The editor saved ``cand`` (new, or a new version of the same file): show it and evaluate it."""
         self.model.add(cand)
+        self._disk_seen[cid(cand)] = self._mtime(cand)
         tree = self.query_one(CandidateTree)
         tree.build(self.model, select=("cand", cid(cand)))
         self.call_after_refresh(self._evaluate_new, cand)
@@ -350,6 +360,62 @@ class MainScreen(EvaluationMixin, Screen):
         mode = self.model.missing(cand, self.model.mode) or mode_for(self.model.mode)
         self.submit([Job(cand, self.model.mode, "single", mode)])
         self.show_selection()
+
+    def _editor_closed(self, _: None = None) -> None:
+        self.query_one(CandidateTree).focus()
+        self.show_selection()
+
+    def editor_for(self, cand: Candidate) -> "object | None":
+        """The open editor whose last save is ``cand`` (it shows that evaluation's verdict)."""
+        from .editor import EditorScreen
+
+        screen = self.app.screen
+        if isinstance(screen, EditorScreen) and screen.saved is not None and cid(screen.saved) == cid(cand):
+            return screen
+        return None
+
+    # -- files changed on disk --------------------------------------------------------------------
+
+    @staticmethod
+    def _mtime(c: Candidate) -> int | None:
+        try:
+            return c.path.stat().st_mtime_ns if c.path is not None else None
+        except OSError:
+            return None
+
+    def check_disk(self) -> None:
+        """Your own and folder candidates are re-read when their file changes (library files are package
+        data): the tree, the sources and the next ``e``/``r`` use the new text."""
+        from kbench.core.library import CandidateFileError, intent_of, read_source
+
+        for c in list(self.model.candidates):
+            if c.origin == "library" or c.path is None:
+                continue
+            key, now = cid(c), self._mtime(c)
+            before = self._disk_seen.setdefault(key, now)
+            if now == before or now is None:
+                continue
+            self._disk_seen[key] = now
+            try:
+                src = read_source(c.path)
+            except CandidateFileError as e:
+                self.notify(f"{c.path}: {e}", title="could not reload", severity="warning")
+                continue
+            if src == c.src:
+                continue
+            new = dataclasses.replace(c, src=src, intent=intent_of(src))
+            self.model.add(new)
+            log = self.log_widget
+            self.log_to(new, [log.note(f"reloaded {c.path} (changed on disk); e evaluates the new version",
+                                       "text-accent")])
+            from .editor import EditorScreen
+
+            if isinstance(self.app.screen, EditorScreen) and self.app.screen.saved is not None \
+                    and cid(self.app.screen.saved) == key:
+                self.app.screen.reload(src)
+            self.refresh_views()
+            if self.selected()[1] is not None and cid(self.selected()[1]) == key:  # type: ignore[arg-type]
+                self.query_one(SourceView).show(TASK[new.task], new)
 
     def action_export(self) -> None:
         if self.store is None:

@@ -41,6 +41,10 @@ class SourceView(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#diff-pane").display = False
+        code_theme = getattr(self.app, "code_theme", None)
+        if code_theme is not None:  # highlighting that reads on this theme (the app keeps it in step)
+            for ta in self.query(TextArea):
+                ta.theme = code_theme()
 
     def show(self, task: Task, cand: Candidate | None) -> None:
         """Show a task's reference and (if any) one of its candidates."""

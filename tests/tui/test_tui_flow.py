@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 import sqlite3
 import threading
 from pathlib import Path
@@ -71,8 +73,9 @@ async def test_re_evaluating_supersedes_and_drops_late_events() -> None:
         assert app.model.verdict(no_max) is not None
 
 
-async def test_editor_saves_a_user_candidate_and_evaluates_it(tmp_path: Path) -> None:
-    """Real engine: a syntax error is a compile_error in the log, never a crash."""
+async def test_edit_grade_fix_in_the_editor_then_in_place_then_on_disk(tmp_path: Path) -> None:
+    """Real engine: a syntax error shows in the editor with its line selected; you stay, fix it, save
+    again (in place); n on your own candidate edits that file; a change on disk is reloaded."""
     app = make_app(evaluate=None)  # the real engine; a syntax error stops it at the static check
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, "L1_gelu/exact_erf")
@@ -82,15 +85,38 @@ async def test_editor_saves_a_user_candidate_and_evaluates_it(tmp_path: Path) ->
         editor.query_one("#editor-name").value = "my_gelu"
         editor.query_one("#editor").text = '"""Forgot a parenthesis."""\ndef forward(x, params, alloc):\n    return (x["x"]\n'
         await pilot.press("ctrl+s")
-        await idle(pilot)
-        assert isinstance(app.screen, MainScreen)
+        await idle(pilot, timeout=90)
+        assert app.screen is editor  # you stay in the editor
+        verdict = str(editor.query_one("#editor-verdict").render())
+        assert "compile error" in verdict and "SyntaxError" in verdict and "line 3" in verdict
+        assert editor.error_line == 3 and editor.query_one("#editor").selection.start == (2, 0)
         path = tmp_path / "data" / "candidates" / "L1_gelu" / "my_gelu.py"
         assert path.exists()
-        c = app.main_screen.selected()[1]
-        assert (c.name, c.origin, c.intent) == ("my_gelu", "user", "Forgot a parenthesis.")
-        assert "my_gelu ✎" in app.main_screen.query_one("#tree").cursor_node.label.plain
         assert "compile_error" in log_text(app) and "SyntaxError" in log_text(app)
-        assert app.model.verdict(c).result.status == "compile_error"
+        # fix and save again: the same file, in place (not "exists, pick another name")
+        editor.query_one("#editor").text = '"""Fixed."""\ndef forward(x, params, alloc):\n    return (x["x"] * 2)\n'
+        await pilot.press("ctrl+s")
+        await idle(pilot, timeout=90)
+        assert "Fixed." in path.read_text() and "wrong" in str(editor.query_one("#editor-verdict").render())
+        await pilot.press("escape")  # nothing unsaved: closes without asking
+        assert isinstance(app.screen, MainScreen)
+        c = app.main_screen.selected()[1]
+        assert (c.name, c.origin, c.intent) == ("my_gelu", "user", "Fixed.")
+        assert "my_gelu ✎" in app.main_screen.query_one("#tree").cursor_node.label.plain
+        # n on your own candidate: that file, in place
+        await pilot.press("n")
+        assert app.screen.in_place and app.screen.query_one("#editor-name").value == "my_gelu"
+        assert "Fixed." in app.screen.query_one("#editor").text
+        await pilot.press("escape")
+        # a change on disk is picked up without a restart
+        path.write_text('"""Changed on disk."""\ndef forward(x, params, alloc):\n    return x["x"]\n')
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        app.main_screen.check_disk()
+        await pilot.pause()
+        c = app.main_screen.selected()[1]
+        assert c.intent == "Changed on disk." and "Changed on disk." in app.main_screen.query_one("#cand-src").text
+        assert "reloaded" in log_text(app)
+        assert app.model.verdict(c) is None  # a new version: not evaluated yet
     # and it is there at the next start
     again = make_app()
     assert any(c.name == "my_gelu" and c.origin == "user" for c in again.model.candidates)

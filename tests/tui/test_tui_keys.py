@@ -198,21 +198,46 @@ async def test_x_exports_and_names_the_files(tmp_path: Path) -> None:
         assert any(str(files[0]) in m and str(files[1]) in m for m in notes)
 
 
-async def test_n_opens_the_editor_and_escape_cancels() -> None:
+async def test_n_opens_the_editor_from_the_selected_candidate_and_discarding_asks() -> None:
+    from kbench_tui.screens.editor import ConfirmDiscard
+
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, "L1_gelu/exact_erf")
         await pilot.press("n")
         assert isinstance(app.screen, EditorScreen)
-        assert "def forward" in app.screen.query_one("#editor").text
+        assert app.screen.query_one("#editor").text == app.main_screen.selected()[1].src  # starts from it
+        assert app.screen.query_one("#editor-name").value == "exact_erf_1"  # a library file: a copy
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("n", "x")  # an edit: Esc asks; n keeps editing, y discards
+        await pilot.press("escape")
+        assert isinstance(app.screen, ConfirmDiscard)
+        await pilot.press("n")
+        assert isinstance(app.screen, EditorScreen) and app.screen.dirty
+        await pilot.press("escape", "y")
+        assert isinstance(app.screen, MainScreen)
+        tree = app.main_screen.query_one("#tree")
+        await pilot.press("up")
+        while app.main_screen.selected()[1] is not None:
+            await pilot.press("up")
+        await pilot.press("n")  # on a task node: the reference, as a new file
         assert app.screen.query_one("#editor-name").value == "my_kernel_1"
-        await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen)
-        await pilot.press("n", "x")  # an edit: the first Esc only warns, the second discards
-        await pilot.press("escape")
-        assert isinstance(app.screen, EditorScreen)
-        await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen)
+        assert tree is not None
+
+
+async def test_editor_auto_indents_and_selects_all() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, "L1_gelu/exact_erf")
+        await pilot.press("n")
+        ta = app.screen.query_one("#editor")
+        ta.load_text("def forward(x, params, alloc):")
+        ta.move_cursor((0, len(ta.text)))
+        await pilot.press("enter", *"y = 1", "enter")
+        assert ta.text == "def forward(x, params, alloc):\n    y = 1\n    "
+        await pilot.press("ctrl+a")
+        assert ta.selected_text == ta.text
 
 
 async def test_q_quits() -> None:
@@ -256,3 +281,35 @@ async def test_palette_runs_a_key_and_themes_switch() -> None:
         assert str(tree.root.children[0].children[0].children[0].label.spans or "") is not None
         app.theme = "textual-dark"
         await pilot.pause()
+
+
+async def test_code_follows_light_and_dark_and_the_theme_is_remembered() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert app.main_screen.query_one("#cand-src").theme == "github_light"
+        app.theme = "textual-dark"
+        await pilot.pause()
+        assert app.main_screen.query_one("#ref-src").theme == "vscode_dark"
+        app.theme = "textual-light"
+        await pilot.pause()
+    again = make_app()
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.theme == "textual-light"
+        assert again.main_screen.query_one("#cand-src").theme == "github_light"
+        await pilot.press("n")
+        assert again.screen.query_one("#editor").theme == "github_light"
+
+
+async def test_screenshot_from_the_palette_without_a_downloads_folder(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/Downloads
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.deliver_screenshot()  # what the palette's "Screenshot" command calls
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if list((tmp_path / "exports").glob("*.svg")):
+                break
+        assert list((tmp_path / "exports").glob("*.svg"))
