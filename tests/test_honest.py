@@ -1,0 +1,77 @@
+"""Honest but unusual kernels: the hardened grader must judge each one correct, gate included.
+
+Each file in ``tests/honest/`` computes its task honestly with a Python construct a deny-list gate tends
+to trip on (``from __future__ import annotations``, ``__slots__``, ``__all__``/``__version__``, closures,
+generators, ``match``, walrus, ``out=``, ``np.einsum``, lambdas, ``init``, ``super()``...). Its docstring's
+first line names the construct (H ids). A gate that rejects one of these rejects real kernels; the
+runtime must not trip on them either. Correctness only: no speed is asserted here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+import kbench
+from kbench import HARDENED
+from kbench.grading import static_gate
+
+HONEST = Path(__file__).parent / "honest"
+
+# (file, task)
+CASES: list[tuple[str, str]] = [
+    ("future_annotations_gelu.py", "L1_gelu"),
+    ("slots_call_softmax.py", "L1_softmax"),
+    ("module_dunders_gelu.py", "L1_gelu"),
+    ("closure_generator_layernorm.py", "L1_layernorm"),
+    ("match_walrus_softmax.py", "L1_softmax"),
+    ("einsum_out_diag.py", "L1_diag_matmul"),
+    ("lambdas_comprehensions_gemm.py", "L2_gemm_relu_scale"),
+    ("init_inheritance_mlp.py", "L3_mlp_block"),
+    ("kwargs_format_attention.py", "L3_attention"),
+    ("global_init_matmul_sum.py", "L2_matmul_sum"),
+]
+
+
+#: Honest kernels the hardened grader judges wrong today: file -> reason (not strict: which element falls
+#: outside the tolerance depends on the secret draws).
+XFAIL: dict[str, str] = {
+    "init_inheritance_mlp.py": "open hole: honest kernel judged wrong — fusing W_gate and W_up into one GEMM "
+                               "reorders float32 sums; on offset inputs (outputs up to 2.6e6) the float32 "
+                               "reference is itself ~1.6 off the float64 truth and the fused kernel is closer to "
+                               "it, yet one element misses allclose(1e-2) against the reference",
+}
+
+
+def _src(file: str) -> str:
+    return (HONEST / file).read_text()
+
+
+def test_every_honest_kernel_is_in_the_table_and_documented():
+    assert sorted(p.name for p in HONEST.glob("*.py")) == sorted(f for f, _ in CASES)
+    assert len(CASES) - len(XFAIL) >= 8
+    for f, task in CASES:
+        first = _src(f).lstrip().removeprefix('"""').splitlines()[0]
+        assert re.match(r"^H\d+ honest \S", first), (f, first)
+        assert task in kbench.TASK
+
+
+@pytest.mark.parametrize("file,task", CASES, ids=[f.removesuffix(".py") for f, _ in CASES])
+def test_gate_accepts_honest_kernel(file, task):
+    assert static_gate.check(_src(file)) == []
+
+
+def _judged_params():
+    return [pytest.param(f, t, id=f.removesuffix(".py"),
+                         marks=[pytest.mark.xfail(strict=False, reason=XFAIL[f])] if f in XFAIL else [])
+            for f, t in CASES]
+
+
+@pytest.mark.parametrize("file,task", _judged_params())
+def test_honest_kernel_is_correct_under_hardened(file, task, grader):
+    mode = dataclasses.replace(HARDENED, timing=None)
+    r = kbench.evaluate(task, _src(file), mode, file, grader=grader)
+    assert r.status == "correct", f"{file}: {r.status}: {r.msg}"
