@@ -71,6 +71,9 @@ EVASIONS: dict[str, tuple[str, str, int]] = {
     "dataclasses_builtins": ("import dataclasses as d\nb = d.builtins\n", "escape", 2),
     "import_string_formatter": ("import string\n", "import", 1),
     "import_time": ("import time\n", "import", 1),
+    "main_guard_else_branch_runs": ("if __name__ == '__main__':\n    pass\nelse:\n    import os\n", "import", 4),
+    "main_guard_made_true": ("__name__ = '__main__'\nif __name__ == '__main__':\n    import os\n", "dunder", 1),
+    "main_guard_made_true_by_for": ("for __name__ in ['__main__']:\n    pass\n", "dunder", 1),
     # getattr and friends, under any alias
     "getattr_on_module": ("def forward(x, params, alloc):\n    return getattr(np, 'allclose')\n",
                           "module-reflection", 2),
@@ -207,6 +210,10 @@ HONEST: dict[str, str] = {
                       "    return tuple(Pair(i, min(i + rows, n)) for i in range(0, n, rows))\n\n\n"
                       "def total(xs: Sequence, k: Optional[int] = None) -> int:\n"
                       "    return functools.reduce(operator.add, itertools.islice(xs, k), 0)\n",
+    "self_test_under_main_guard": "def forward(x, params, alloc):\n    return x['x'] * 2\n\n\n"
+                                  "if __name__ == '__main__':\n    import time\n    a = np.ones(4, np.float32)\n"
+                                  "    t = time.perf_counter()\n    np.testing.assert_allclose(forward({'x': a}, {}, None), 2 * a)\n"
+                                  "    print(time.perf_counter() - t)\n",
     "try_except_finally_with": "def f(a):\n    try:\n        with np.errstate(all='ignore'):\n"
                                "            return np.log(a)\n    except (ValueError, TypeError) as err:\n"
                                "        raise RuntimeError(str(err)) from err\n    finally:\n        pass\n",
@@ -274,6 +281,12 @@ def test_public_numpy_functions_pass():
 def test_unparsable_source_raises_syntax_error():
     with pytest.raises(SyntaxError):
         static_gate.check("def f(:\n")
+
+
+def test_candidate_module_is_not_main():
+    """The main-guard exemption holds only because a candidate never runs as ``__main__``."""
+    from kbench.core.tasks import base_namespace
+    assert base_namespace()["__name__"] != "__main__"
 
 
 def test_alias_chain_in_any_order_is_followed():
