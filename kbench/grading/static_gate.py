@@ -40,14 +40,19 @@ Decisions. Computation modules (a module object may be held and its public names
 ``operator``, ``collections`` (and ``.abc``), ``dataclasses``, ``abc``, ``cmath``, ``numbers``, without the
 names that read attributes by string or evaluate source (``functools.wraps``, ``functools.singledispatch``,
 ``operator.attrgetter``, ``typing.get_type_hints``, ``dataclasses.make_dataclass``, ...).
-``np.lib`` is only a passage to ``stride_tricks`` and ``scimath`` (``np.lib.stride_tricks.as_strided`` and
-``sliding_window_view`` are honest tools; what they reach is the worker's own memory). Each computation
-module's names are read from the module itself, once, at the first check: every public name it has, minus
-modules outside the list and the hatches (``typing.sys`` and ``dataclasses.builtins`` are refused that way). A name numpy does not have at all (``np.erf``) passes and fails at
-run time with numpy's own AttributeError. Binding forms are all tracked with Python's scoping rules:
-assignment (with tuple unpacking), augmented and annotated assignment, ``for`` and comprehension targets,
-``with ... as``, walrus, ``except ... as``, ``match`` captures, parameters and their defaults, imports,
-``def``/``class`` names, ``global`` and ``nonlocal``.
+``np.lib`` is only a passage to ``stride_tricks`` and ``scimath``. Each allowed module's names are read from
+the module itself, once, at the first check: every public name it has, minus modules outside the list and
+the hatches (``typing.sys`` and ``dataclasses.builtins`` are refused that way). A name numpy does not have
+at all (``np.erf``) passes and fails at run time with numpy's own AttributeError. Binding forms are all
+tracked with Python's scoping rules: assignment (with tuple unpacking), augmented and annotated assignment,
+``for`` and comprehension targets, ``with ... as``, walrus, ``except ... as``, ``match`` captures,
+parameters and their defaults, imports, ``def``/``class`` names, ``global`` and ``nonlocal``. The bodies of
+``if __name__ == "__main__":`` blocks are not checked: a candidate never runs as ``__main__``.
+
+What the gate does not try to stop: reading and writing the worker's own memory. Public numpy already
+allows it (``np.ndarray(shape, buffer=b, offset=-n)`` reads before a buffer, ``as_strided`` anywhere), so
+``as_strided`` stays allowed for the honest kernels that use it, and ``type(type(x))`` (which is ``type``)
+is not chased. Whatever such a kernel reaches is inside its own confined process.
 """
 
 from __future__ import annotations
