@@ -219,3 +219,23 @@ def test_pool_job_is_graded_under_the_lane(tmp_path: Path) -> None:
     assert got["s0"].status == "correct" and got["s0"].timing is not None
     assert got["s2"].status == "wrong"
     assert (tmp_path / "timing-lane.lock").exists()
+
+
+@pytest.mark.timeout(120)
+def test_pool_retries_the_samples_of_a_grading_process_that_died(tmp_path: Path) -> None:
+    from kbench.batch.pool import LocalPool
+
+    samples, _ = discover(TOY, "toy")
+    jobs = jobs_for(samples, [UNTIMED])
+    pool = LocalPool(2, tmp_path)
+    got: dict[str, str] = {}
+    try:
+        for i, (job, r) in enumerate(pool.run(jobs)):
+            got[f"{job.sample.task}/{job.sample.name}"] = r.status
+            if i == 0:
+                assert pool._pool is not None
+                os.kill(next(iter(pool._pool._processes)), signal.SIGKILL)  # a grading process dies mid-run
+    finally:
+        pool.close()
+    assert pool.restarts == 1
+    assert got == EXPECTED  # its samples in flight were graded again in a fresh pool, none lost or doubled

@@ -90,6 +90,7 @@ class LocalPool:
             raise ValueError("a pool needs at least one worker")
         self.workers, self.lock_dir = workers, Path(lock_dir)
         self._pool: cf.ProcessPoolExecutor | None = None
+        self.restarts = 0  # fresh pools started because a grading process died
 
     def _start(self) -> cf.ProcessPoolExecutor:
         self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
@@ -123,6 +124,7 @@ class LocalPool:
                     pending.append(job)
             pool.shutdown(wait=not broken, cancel_futures=True)
             self._pool = None
+            self.restarts += bool(pending)
 
     def close(self) -> None:
         if self._pool is not None:
