@@ -230,3 +230,13 @@ def test_doctor_lists_every_layer_and_its_state():
         line = next((ln for ln in p.stdout.splitlines() if ln.strip("│┃ ").startswith(layer)), None)
         assert line is not None and ("active" in line or "missing" in line or "partial" in line), (layer, p.stdout)
     assert (p.returncode == 0) == ("every layer holds" in p.stdout)
+
+
+def test_the_worker_environment_carries_no_secret_of_the_grader(monkeypatch):
+    monkeypatch.setenv("KBENCH_TEST_SECRET", "s3cr3t-value")
+    out = _outcome("reference", '''
+with open("/proc/self/environ", "rb") as f:
+    block = f.read()
+return "env " + str("KBENCH_TEST_SECRET" in os.environ) + " block " + str(b"s3cr3t-value" in block)
+''', ())
+    assert out == "env False block False", out
