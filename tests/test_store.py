@@ -348,3 +348,13 @@ def test_export_json_and_csv(db: Path, tmp_path: Path) -> None:
     row = next(r for r in rows if r["digest"] == "d1")
     assert row["dists"] == "normal,uniform" and float(row["speedup"]) == 1.5
     assert "cores" in row["machine"] and "{" not in row["machine"] and "trials" not in row
+
+
+def test_isolation_layers_are_stored_per_result(db: Path) -> None:
+    import dataclasses as dc
+
+    r = dc.replace(make_result(), isolation=("rlimits", "seccomp"))
+    with Store(db) as s:
+        s.put("d", "matmul", "k", "library", r, model="m", sample="s0")
+        got = s.get("d", "matmul", "hardened", DISTS, model="m", sample="s0")
+    assert got.isolation == ("rlimits", "seccomp") and got.result.isolation == ("rlimits", "seccomp")
