@@ -7,7 +7,6 @@ candidate is correct, 1 when it was evaluated and is not.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
@@ -25,26 +24,44 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _choice(what: str, known: Sequence[str]):  # noqa: ANN202 - an argparse type
+    """An argparse type accepting one of ``known``, with "did you mean" in the error."""
+    def parse(value: str) -> str:
+        if value in known:
+            return value
+        from kbench_cli.eval_output import did_you_mean
+
+        raise argparse.ArgumentTypeError(f"unknown {what} {value!r}; {did_you_mean(value, known)}")
+
+    parse.__name__ = what
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     from kbench.core.distributions import ALL_DISTS
 
     p = _Parser(prog="kbench", description="A miniature KernelBench on numpy. Without a command, opens the explorer.")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
                    help="add a folder of candidate files (DIR/<task>/<name>.py) to the explorer")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND",
+                           help="what to do (without one: the explorer)")
     e = sub.add_parser("eval", help="grade one candidate file, streaming the evaluator's steps")
     e.add_argument("task", help="task name (see kbench list)")
     e.add_argument("file", help="candidate source file defining forward(x, params, alloc)")
-    e.add_argument("--mode", choices=("naive", "hardened"), default="hardened")
-    e.add_argument("--dist", action="append", metavar="NAME", choices=ALL_DISTS,
+    e.add_argument("--mode", type=_choice("mode", ("naive", "hardened")), default="hardened",
+                   help="naive (KernelBench v0: 5 normal trials, in-process reference, blocked timing) or hardened "
+                        "(the default: every check, interleaved timing)")
+    e.add_argument("--dist", action="append", metavar="NAME", type=_choice("distribution", ALL_DISTS),
                    help=f"distribution for correctness trials (repeatable; one of {', '.join(ALL_DISTS)})")
     e.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit for the evaluation (default 30)")
-    e.add_argument("--json", action="store_true", help="print the result as one JSON object instead of the log")
+    e.add_argument("--json", action="store_true",
+                   help="print the result as one strict JSON object instead of the log (non-finite numbers are null)")
     sub.add_parser("list", help="list tasks and library candidates")
     r = sub.add_parser("report", help="the lecture's four demos, measured now")
     r.add_argument("--quick", action="store_true", help="skip the slow whole-library matrix of demo 4")
     c = sub.add_parser("calibrate", help="A/A check: each task's reference graded against itself")
-    c.add_argument("--repeats", type=int, default=3, metavar="N")
+    c.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help="how many times each reference is graded against itself (default 3)")
     sub.add_parser("doctor", help="show which sandbox layers (Landlock, seccomp, ...) hold on this machine")
     from kbench_cli import batch, prompt, scores
 
@@ -89,6 +106,11 @@ def _explore(folders: list[str]) -> int:
     for d in dirs:
         if not d.is_dir():
             return _fail(f"--candidates {d}: not a directory")
+    from kbench_tui.folders import skipped
+
+    for d in dirs:  # said here too: the explorer's notices vanish after a few seconds
+        for line in skipped(d):
+            print(f"kbench: skipped {line}", file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run
@@ -108,7 +130,8 @@ def _list() -> int:
     for t in TASKS:
         names = [c.name for c in LIBRARY if c.task == t.name]
         table.add_row(t.name, str(t.level), ", ".join(names), t.description)
-    Console().print(table)
+    # piped: wide enough that no cell wraps (a terminal keeps its own width)
+    Console(width=None if sys.stdout.isatty() else 250).print(table)
     return 0
 
 
@@ -121,7 +144,9 @@ def _eval(args: argparse.Namespace) -> int:
     from kbench.core.tasks import TASK
 
     if args.task not in TASK:
-        return _fail(f"unknown task {args.task!r} (known: {', '.join(TASK)})")
+        from kbench_cli.eval_output import did_you_mean
+
+        return _fail(f"unknown task {args.task!r}; {did_you_mean(args.task, TASK)}")
     try:
         src = read_source(Path(args.file))
     except CandidateFileError as e:
@@ -133,24 +158,15 @@ def _eval(args: argparse.Namespace) -> int:
         if not 0 < args.timeout <= 86400:
             return _fail("--timeout must be a number of seconds between 0 and 86400")
         mode = dataclasses.replace(mode, timeout_s=args.timeout)
-    result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=None if args.json else _printer())
+    from kbench_cli.eval_output import StepPrinter, dumps
+
     if args.json:
-        print(json.dumps(result.to_dict(), default=str))
+        result = evaluate(TASK[args.task], src, mode, Path(args.file).stem)
+        print(dumps(result.to_dict()))
+    else:
+        with StepPrinter() as printer:
+            result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=printer)
     return 0 if result.correct else 1
-
-
-def _printer():  # noqa: ANN202
-    """An event sink printing the step log, coloured by verdict."""
-    from rich.console import Console
-
-    console = Console(highlight=False)
-    style = {True: "green", False: "bold red", None: "dim"}
-
-    def on_event(ev) -> None:  # noqa: ANN001
-        console.print(f"[dim]{ev.elapsed:6.2f}s[/] {ev.step:<7} ", end="")
-        console.print(ev.message, style=style[ev.ok], markup=False)
-
-    return on_event
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from kbench.core.library import LIBRARY, Candidate, load_folder
 
 from . import paths, settings
+from .folders import skipped
 from .model import Model
 from .screens.evaluation import EvaluateFn
 from .screens.main import MainScreen
@@ -28,6 +29,7 @@ def load_candidates(candidate_dirs: Iterable[Path] = ()) -> tuple[list[Candidate
         found = load_folder(Path(d), str(d))
         if not found:
             warnings.append(f"no candidates in {d} (expected {d}/<task>/<name>.py)")
+        warnings += [f"skipped {line}" for line in skipped(Path(d))]
         cands += found
     return cands, warnings
 

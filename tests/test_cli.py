@@ -41,3 +41,90 @@ def test_list_names_every_task():
     assert p.returncode == 0
     for name in ("L1_diag_matmul", "L2_gemm_bias_gelu", "L3_attention", "row_scale"):
         assert name in p.stdout
+
+
+# -- issue 10: strict JSON, did you mean, help on every option, no wrapping when piped, skipped files --
+
+NAN_CAND = '"""Returns NaN everywhere."""\n\ndef forward(x, params, alloc):\n    return x["x"] * float("nan")\n'
+
+
+def _kbench(*args, **kw):  # type: ignore[no-untyped-def]
+    return subprocess.run([sys.executable, "-m", "kbench_cli.cli", *args], capture_output=True, text=True,
+                          timeout=180, stdin=subprocess.DEVNULL, **kw)
+
+
+def test_eval_json_is_strict_json_with_null_for_non_finite_numbers(tmp_path):  # type: ignore[no-untyped-def]
+    import json
+
+    f = tmp_path / "nan.py"
+    f.write_text(NAN_CAND)
+    p = _kbench("eval", "L1_gelu", str(f), "--json", "--mode", "naive")
+    assert p.returncode == 1, p.stderr
+
+    def refuse(name):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"non-JSON constant {name} in the output")
+
+    d = json.loads(p.stdout, parse_constant=refuse)
+    assert d["status"] == "wrong" and d["trials"]
+    assert d["trials"][0]["max_abs_err"] is None  # infinite in Python: null in JSON
+
+
+def test_strict_json_helper():  # type: ignore[no-untyped-def]
+    from kbench_cli.eval_output import dumps
+
+    assert dumps({"a": float("inf"), "b": [float("nan"), 1.5], "c": (1, -float("inf"))}) == \
+        '{"a": null, "b": [null, 1.5], "c": [1, null]}'
+
+
+@pytest.mark.parametrize("args,hint", [
+    (["eval", "L1_gleu", GOOD], "did you mean 'L1_gelu'?"),
+    (["eval", "L1_gelu", GOOD, "--mode", "hardend"], "did you mean 'hardened'?"),
+    (["eval", "L1_gelu", GOOD, "--dist", "nromal"], "did you mean 'normal'?"),
+])
+def test_did_you_mean(args, hint):  # type: ignore[no-untyped-def]
+    p = _kbench(*args)
+    assert p.returncode == 2 and hint in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_every_option_of_eval_list_report_calibrate_has_help():  # type: ignore[no-untyped-def]
+    import argparse
+
+    from kbench_cli.cli import _parser
+
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("eval", "list", "report", "calibrate"):
+        for action in sub.choices[name]._actions:
+            assert action.help, f"kbench {name} {action.option_strings or action.dest} has no help text"
+    for action in parser._actions:
+        assert action.help, f"kbench {action.option_strings} has no help text"
+
+
+def test_piped_log_lines_are_not_wrapped_and_a_silent_run_says_it_is_still_running(capsys):  # type: ignore[no-untyped-def]
+    import time
+
+    from kbench.core.results import Event
+    from kbench_cli.eval_output import StepPrinter
+
+    long = "x" * 300
+    with StepPrinter(heartbeat_s=0.2) as printer:
+        printer(Event("trial", long, True, 0.1))
+        time.sleep(0.8)
+    out = capsys.readouterr().out
+    assert any(line.endswith(long) for line in out.splitlines())  # one line, however long
+    assert "still running (last step: trial" in out
+
+
+def test_candidates_folder_reports_what_it_skips_and_why(tmp_path):  # type: ignore[no-untyped-def]
+    from kbench_tui.folders import skipped
+
+    (tmp_path / "L1_gleu").mkdir()
+    (tmp_path / "L1_gelu").mkdir()
+    (tmp_path / "L1_gelu" / "ok.py").write_text(NAN_CAND)
+    (tmp_path / "L1_gelu" / "latin1.py").write_bytes(b'"""caf\xe9"""\n')
+    (tmp_path / "L1_gelu" / "notes.txt").write_text("hi")
+    lines = skipped(tmp_path)
+    assert any("L1_gleu/: not a task name (did you mean L1_gelu?)" in x for x in lines)
+    assert any("latin1.py" in x and "UTF-8" in x for x in lines)
+    assert any("notes.txt: not a .py file" in x for x in lines)
+    assert not any("ok.py" in x for x in lines)
