@@ -73,6 +73,14 @@ def fast_at_k(outcomes: dict[str, list], tasks: list[str], k: int, p: float = 1.
     return sum(vals) / len(vals) if vals else 0.0
 
 
+def _isolation(rows: list[StoredResult]) -> list[str]:
+    """The sets of confinement layers the results ran under; results with none (rejected or failed to
+    compile before any worker ran, or stored before layers were recorded) are counted apart."""
+    sets = sorted({", ".join(r.isolation) for r in rows if r.isolation})
+    bare = sum(1 for r in rows if not r.isolation)
+    return sets + ([f"none recorded for {bare} result(s)"] if bare else [])
+
+
 def score(model: str, mode: str, level: str, rows: list[StoredResult], p_grid: tuple[float, ...] = P_GRID,
           k_grid: tuple[int, ...] = K_GRID) -> Score:
     tasks = [t.name for t in TASKS if level == "all" or str(t.level) == level]
@@ -92,7 +100,7 @@ def score(model: str, mode: str, level: str, rows: list[StoredResult], p_grid: t
         fast_p_at_k_point={k: fast_at_k(outcomes, tasks, k, point=True) for k in k_grid},
         geomean_speedup=geomean_speedup(speedups) if speedups else None,
         machines=sorted({machine.summary(r.machine) for r in rows}),
-        isolation=sorted({", ".join(r.isolation) or "not recorded" for r in rows}),
+        isolation=_isolation(rows),
     )
 
 
