@@ -12,7 +12,8 @@ stop it on their own). Whatever the mode, the user's machine and the grading pro
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
   * the results database is byte-for-byte what it was (same rows, no trigger);
-  * a canary in the grading process's environment never shows in anything the evaluation reports;
+  * a canary in the grading process's environment, and in a ``.env`` file beside the grading script (the
+    user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
   * hardened is never fooled (correct and faster than 1.3x), and the gate rejects every G file.
 Naive keeps only KernelBench v0's *grading* weaknesses: it may be fooled, never escaped, crashed or hung.
@@ -28,6 +29,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -66,6 +68,8 @@ ATTACKS: list[Attack] = [
     Attack("s4_sqlite_store.py", ESCAPE, "sqlite3 must not open, let alone rewrite, the results database"),
     Attack("s5_proc_environ.py", ESCAPE, "/proc/<grader>/environ read through dir_fd must not leak the canary"),
     Attack("s6_inherited_environ.py", ESCAPE, "the worker's environment must not carry the grader's secrets"),
+    Attack("s7_sys_path_files.py", ESCAPE, "files beside the grading script (on PYTHONPATH) must not be "
+           "readable by the candidate", ("naive", "gate-off")),
     Attack("p1_arena_truncate.py", REPLY, "truncating the shared arena must not SIGBUS the grading process"),
     Attack("p2_huge_type_name.py", REPLY, "a 700 MB type name echoed in the reply must not take the grader past "
            "1 GiB (or its time-out)", limits={"timeout_s": 10.0}),
@@ -75,6 +79,8 @@ ATTACKS: list[Attack] = [
            "the grader"),
     Attack("p5_grandchild_pipe.py", REPLY, "a grandchild holding the reply pipe must not hang the grader past its "
            "time-out", limits={"timeout_s": 5.0}),
+    Attack("p6_terminal_escape.py", REPLY, "see test_candidate_text_cannot_drive_the_terminal"),
+    Attack("p7_oversized_output.py", REPLY, "a 900 MB output must be refused from its header, not received"),
     Attack("r1_tmpfs_fill.py", RESOURCE, "files in the sandbox directory (tmpfs) must not exceed the memory limit",
            limits={"memory_limit_mb": 1024}),
     Attack("g1_from_import_private.py", GATE, "the gate must check the names a from-import binds"),
@@ -123,11 +129,18 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
         replace["static_check"] = False
     canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
     env = {**os.environ, "KBENCH_DATA_DIR": str(tmp / "data"), "KBENCH_ADV_CANARY": canary}
+    # The grading process is a script in the user's project directory, next to the project's secrets, run
+    # as ``PYTHONPATH=. python grade_one.py``: the project is on sys.path from the interpreter's start.
+    project = tmp / "project"
+    project.mkdir(exist_ok=True)
+    shutil.copy(RUNNER, project / "grade_one.py")
+    (project / ".env").write_text(f"API_TOKEN={canary}\n")
+    env["PYTHONPATH"] = os.pathsep.join([str(project)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     spec = {"file": str(OS_ADV / attack.file), "task": attack.task, "mode": mode, "name": attack.file,
             "replace": replace}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
     try:
-        proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env=env, cwd=tmp,
+        proc = subprocess.run([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,
                               capture_output=True, text=True, errors="replace", timeout=limit)
     except subprocess.TimeoutExpired:
         return None, None, canary, limit
@@ -190,3 +203,22 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
         assert not (result["correct"] and (result["speedup"] or 0) > FAST), f"{where}: FOOLED: {result['msg']}"
     if run == "hardened" and attack.cls == GATE:
         assert result["status"] == "rejected", f"{where}: passed the gate: {result['status']}: {result['msg'][:200]}"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # C0 controls but \t and \n, DEL, CSI
+
+
+@pytest.mark.xfail(strict=True, reason="open hole: grader trusts the worker (candidate text printed raw)")
+@pytest.mark.parametrize("mode", ["naive", "hardened"])
+def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
+    """P6: whatever the candidate puts in its error text, ``kbench eval`` prints no control character it chose
+    (no escape sequence reaches the user's terminal: no fake verdict, no hidden text, no clipboard write)."""
+    env = {**os.environ, "KBENCH_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "eval", GELU, str(OS_ADV / "p6_terminal_escape.py"),
+                           "--mode", mode], env=env, cwd=tmp_path, capture_output=True, text=True, errors="replace",
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr[-300:]
+    out = proc.stdout + proc.stderr
+    assert "RuntimeError" in out  # the message is shown, made harmless
+    bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
+    assert not bad, f"kbench eval printed control characters the candidate chose: {bad}"
