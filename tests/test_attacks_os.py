@@ -81,6 +81,7 @@ ATTACKS: list[Attack] = [
            "time-out", limits={"timeout_s": 5.0}),
     Attack("p6_terminal_escape.py", REPLY, "see test_candidate_text_cannot_drive_the_terminal"),
     Attack("p7_oversized_output.py", REPLY, "a 900 MB output must be refused from its header, not received"),
+    Attack("p8_csv_formula.py", REPLY, "see test_candidate_text_cannot_become_a_spreadsheet_formula"),
     Attack("r1_tmpfs_fill.py", RESOURCE, "files in the sandbox directory (tmpfs) must not exceed the memory limit",
            limits={"memory_limit_mb": 1024}),
     Attack("g1_from_import_private.py", GATE, "the gate must check the names a from-import binds"),
@@ -222,3 +223,30 @@ def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
     assert "RuntimeError" in out  # the message is shown, made harmless
     bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
     assert not bad, f"kbench eval printed control characters the candidate chose: {bad}"
+
+
+@pytest.mark.xfail(strict=True, reason="open hole: grader trusts the worker (candidate text exported as a formula)")
+@pytest.mark.parametrize("mode", ["naive", "hardened"])
+def test_candidate_text_cannot_become_a_spreadsheet_formula(mode: str, tmp_path: Path):
+    """P8: a stored verdict exported to CSV (the explorer's ``x``) has no text cell a spreadsheet would run
+    as a formula, whatever the candidate named its exception."""
+    import csv
+
+    import kbench
+    from kbench.store import Store
+
+    g = kbench.Grader()
+    try:
+        r = kbench.evaluate(GELU, (OS_ADV / "p8_csv_formula.py").read_text(), mode, "p8_csv_formula", grader=g)
+    finally:
+        g.close()
+    assert r.status == "runtime_error", r.msg
+    with Store(tmp_path / "results.sqlite3") as st:
+        st.put("p8" + "0" * 62, GELU, "p8_csv_formula", "adversarial", r)
+        _, csv_path = st.export(tmp_path / "export")
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows
+    for row in rows:
+        for col in ("msg", "status", "candidate"):
+            assert not (row[col] or "").startswith(("=", "+", "-", "@", "\t", "\r")), f"{col}: {row[col][:80]!r}"
