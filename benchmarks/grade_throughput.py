@@ -1,7 +1,7 @@
 """Batch-grading throughput: samples per minute through `kbench grade`'s engine on this machine.
 
-The workload is the generated toy model (tests/sample_model/toy: 15 samples on 4 tasks, 5 of them
-correct), graded into a fresh store each time, in two modes:
+The workload is the generated toy model (tests/sample_model/generate.py: 15 samples on 4 tasks, 5 of
+them correct), graded into a fresh store each time, in two modes:
 - hardened (timed): the real thing; every correct sample is timed in the machine's one timing lane;
 - hardened, correctness only: what the correctness workers alone can do (no timing step).
 Runners: the local pool with 1 and with 2 correctness processes, and a local Dask cluster of 2 workers
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 if __name__ == "__main__":
-    from _common import ROOT, console, footer, header
+    from _common import console, footer, header
     from rich.table import Table
 
 
@@ -32,7 +32,9 @@ def run_once(runner_kind: str, workers: int, mode) -> dict:  # noqa: ANN001
 
     data = Path(tempfile.mkdtemp(prefix="kbench-throughput-"))
     os.environ["KBENCH_DATA_DIR"] = str(data)  # Dask workers inherit it: their lane lives here too
-    samples, _ = discover(ROOT / "tests" / "sample_model" / "toy", "toy")
+    from tests.sample_model.generate import toy_model
+
+    samples, _ = discover(toy_model(), "toy")
     store = Store(data)
     if runner_kind == "pool":
         from kbench.batch.pool import LocalPool

@@ -16,9 +16,10 @@ from kbench.batch.samples import Job, discover, jobs_for  # noqa: E402
 from kbench.core.modes import HARDENED, NAIVE  # noqa: E402
 from kbench.store import Store  # noqa: E402
 from kbench_cli.cli import main  # noqa: E402
-from tests.sample_model.generate import EXPECTED, OUT as TOY  # noqa: E402
+from tests.sample_model.generate import EXPECTED, toy_model  # noqa: E402
 
 UNTIMED = dataclasses.replace(HARDENED, timing=None)
+TOY = toy_model()
 pytestmark = pytest.mark.timeout(240)
 
 

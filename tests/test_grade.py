@@ -19,9 +19,10 @@ from kbench.core.modes import HARDENED, NAIVE
 from kbench.grading.lanes import TimingLane
 from kbench.store import Store, mode_hash
 from kbench_cli.cli import main
-from tests.sample_model.generate import EXPECTED, OUT as TOY, PROBLEMS
+from tests.sample_model.generate import EXPECTED, PROBLEMS, toy_model
 
 UNTIMED = dataclasses.replace(HARDENED, timing=None)
+TOY = toy_model()
 
 
 @pytest.fixture

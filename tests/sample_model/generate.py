@@ -1,15 +1,19 @@
-"""Writes ``toy/``: a small generated "model" for batch-grading tests (run: python tests/sample_model/generate.py).
+"""A small generated "model" for batch-grading tests: ``toy_model()`` writes it to a temporary folder
+(once per process); ``python tests/sample_model/generate.py`` writes it to ``tests/sample_model/toy``.
 
 No model runs here, so the samples are built from the library and from mutations of it: honest kernels,
 buggy ones, crashing ones and reward hacks, several per task, laid out as a model's output would be
 (``toy/<task>/<sample>.py``). ``EXPECTED`` is each sample's designed hardened verdict (default
 distributions); a few things that must be reported rather than graded sit beside them.
-Four cheap tasks only: every test that grades this folder stays within seconds.
+Four cheap tasks only: every test that grades this folder stays within seconds. Generated, not
+committed: the samples follow the library as it changes, and the repository holds no copies of it.
 """
 
 from __future__ import annotations
 
+import functools
 import shutil
+import tempfile
 from pathlib import Path
 
 from kbench.core.library import find
@@ -74,17 +78,25 @@ EXPECTED: dict[str, str] = {f"{t}/{s}": v for (t, s), (_, v) in SAMPLES.items()}
 PROBLEMS = ("L9_unknown_task", "L1_gelu/notes.txt", "L1_gelu/latin1.py")
 
 
-def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+def write(out: Path) -> Path:
+    """Write the model's folder at ``out`` (replacing it); returns ``out``."""
+    if out.exists():
+        shutil.rmtree(out)
     for (task, sample), (src, _) in SAMPLES.items():
-        (OUT / task).mkdir(parents=True, exist_ok=True)
-        (OUT / task / f"{sample}.py").write_text(src, encoding="utf-8")
-    (OUT / "L9_unknown_task").mkdir()
-    (OUT / "L9_unknown_task" / "s0.py").write_text(_ref("L1_gelu"), encoding="utf-8")
-    (OUT / "L1_gelu" / "notes.txt").write_text("the model's chain of thought, not a sample\n", encoding="utf-8")
-    (OUT / "L1_gelu" / "latin1.py").write_bytes("# caf\xe9\n".encode("latin-1"))
+        (out / task).mkdir(parents=True, exist_ok=True)
+        (out / task / f"{sample}.py").write_text(src, encoding="utf-8")
+    (out / "L9_unknown_task").mkdir()
+    (out / "L9_unknown_task" / "s0.py").write_text(_ref("L1_gelu"), encoding="utf-8")
+    (out / "L1_gelu" / "notes.txt").write_text("the model's chain of thought, not a sample\n", encoding="utf-8")
+    (out / "L1_gelu" / "latin1.py").write_bytes("# caf\xe9\n".encode("latin-1"))
+    return out
+
+
+@functools.cache
+def toy_model() -> Path:
+    """The model written once per process to a temporary folder named ``toy`` (the model's name)."""
+    return write(Path(tempfile.mkdtemp(prefix="kbench-sample-model-")) / "toy")
 
 
 if __name__ == "__main__":
-    main()
+    print(write(OUT))
