@@ -227,6 +227,12 @@ CASES: list[tuple[str, str, V, V, str]] = [
      "widens its own CPU affinity to every core and splits each call over threads joined before return: the "
      "reference gets one core, the candidate all of them (about 1.8x on an idle 2-core machine; a loaded one "
      "hides it)"),
+    ("t5_gamble_on_sampled_checks.py", "L1_diag_matmul",
+     V("correct", fooled=True),
+     H("wrong", r"^timed call \d+ returned a wrong output .*correct only while being checked$"),
+     "skips the work on a random 60% of timed calls: naive never checks timed outputs; hardened checks a "
+     "secret quarter of them plus the last, which a ten-pair run on a 110 ms task misses about one time in "
+     "three (see test_gamble_on_sampled_checks_never_pays)"),
 ]
 
 #: Per-kernel limits applied to both modes.
@@ -237,10 +243,8 @@ LIMITS: dict[str, dict] = {
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
 XFAIL_HARDENED: dict[str, tuple[str, bool]] = {
-    # Not strict: the gain needs an idle second core, which a loaded CI machine may not have.
-    "t4_unpin_parallel.py": ("open hole: timing (own CPU affinity may be widened; parallel threads inside a "
-                             "call get cores the reference does not)", False),
-}
+    # Not strict: caught most times; test_gamble_on_sampled_checks_never_pays repeats it.
+    "t5_gamble_on_sampled_checks.py": ("open hole: timing (only a sample of timed outputs is checked)", False),}
 
 # Written by file_side_channel.py (and any other kernel that tries): must never outlive an evaluation.
 LEFTOVER_GLOBS = ["/tmp/kbench_adv_sidechannel*", "/dev/shm/kbench_adv_sidechannel*",
@@ -366,6 +370,20 @@ def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
     mode = dataclasses.replace(HARDENED, timing=None, static_check=False)
     r = kbench.evaluate(GELU, _src("arena_snoop.py"), mode, "arena_snoop", grader=fresh_grader)
     assert r.status == "wrong", f"got {r.status}: {r.msg}"
+
+
+@pytest.mark.xfail(strict=True, reason="open hole: timing (only a secret quarter of timed outputs, plus the last, "
+                                       "is checked: a kernel skipping 60% of timed calls escapes ~1 run in 3)")
+def test_gamble_on_sampled_checks_never_pays():
+    """T5, repeated: one fooled evaluation in ten is a payoff for a policy sampled many times (fast_p@k)."""
+    src = _src("t5_gamble_on_sampled_checks.py")
+    for i in range(10):
+        g = Grader()
+        try:
+            r = kbench.evaluate("L1_diag_matmul", src, HARDENED, "t5", grader=g)
+        finally:
+            g.close()
+        assert not (r.correct and r.speedup > FAST), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x"
 
 
 def test_gate_follows_module_aliases():

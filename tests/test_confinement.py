@@ -240,3 +240,12 @@ with open("/proc/self/environ", "rb") as f:
 return "env " + str("KBENCH_TEST_SECRET" in os.environ) + " block " + str(b"s3cr3t-value" in block)
 ''', ())
     assert out == "env False block False", out
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_worker_cannot_widen_its_cpu_affinity(role):
+    out = _outcome(role, '''
+os.sched_setaffinity(0, range(os.cpu_count() or 1))
+return "widened"
+''', ("seccomp",))
+    assert out == "blocked EPERM", out

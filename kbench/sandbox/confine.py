@@ -15,9 +15,9 @@ silently. The layers, in the order applied:
   worker (ABI >= 6).
 - ``seccomp``: a default-deny syscall allowlist (what CPython, numpy and OpenBLAS threads use) loaded
   with thread sync: no exec, no process creation (clone only with CLONE_THREAD, clone3 gives ENOSYS so
-  glibc falls back to clone for threads), no ptrace or process_vm_*, no signals or rlimit/affinity
-  changes aimed at other processes, no pidfd, sockets, namespaces, mounts, bpf, perf, io_uring,
-  userfaultfd, keys or memfd_create.
+  glibc falls back to clone for threads), no ptrace or process_vm_*, no signals or rlimit changes
+  aimed at other processes, no CPU affinity changes at all (the grader pins the worker), no pidfd,
+  sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys or memfd_create.
 
 Bindings: seccomp through PyPI ``pyseccomp`` (ctypes over the system libseccomp2), prctl and capabilities
 through ``pyprctl``. Landlock is three raw syscalls by hand (ctypes): the PyPI ``landlock`` binding
@@ -60,8 +60,8 @@ BLOCKS: dict[str, str] = {
     "nocaps": "every capability (uid 0 kept: the interpreter is not readable by nobody)",
     "landlock": "file writes anywhere, reads outside Python's own trees, other processes' /proc, "
                 "TCP bind/connect, signals and abstract sockets leaving the worker",
-    "seccomp": "exec, fork, ptrace, process_vm_*, pidfd, signals/renice/affinity aimed at other "
-               "processes, sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys, memfd",
+    "seccomp": "exec, fork, ptrace, process_vm_*, pidfd, signals/renice aimed at other processes, "
+               "CPU affinity changes, sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys, memfd",
 }
 
 NOBODY = 65534
@@ -374,9 +374,10 @@ def _build_filter(me: int) -> Any:
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # glibc then creates threads with clone
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, me))
-    for name in ("prlimit64", "sched_setaffinity"):  # on itself only (pid 0 or its own)
-        f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, 0))
-        f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, me))
+    # rlimits of itself only (pid 0 or its own). CPU affinity not even of itself: the grader pins the
+    # worker to the core the timing reference gets, and a candidate widening it would get more cores.
+    f.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0))
+    f.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, me))
     return f
 
 
