@@ -302,3 +302,13 @@ def test_deep_expressions_do_not_exhaust_recursion():
     assert static_gate.check("x = y" + ".a" * 2500 + "\nz = " + " + ".join(["y"] * 2500) + "\n") == []
     with pytest.raises(SyntaxError):  # beyond the parser's own limit: what compile() says too
         static_gate.check("x = y" + ".a" * 100_000 + "\n")
+
+
+def test_a_gate_bug_is_a_rejection_not_an_exception(monkeypatch):
+    def broken(self, node):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(static_gate._Checker, "_check_Name", broken)
+    found = static_gate.check("x = y\n")
+    assert [(r.rule, r.line) for r in found] == [("gate", 1)]
+    assert "kbench bug" in str(found[0])

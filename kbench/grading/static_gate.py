@@ -790,6 +790,10 @@ def check(src: str) -> list[Rejection]:
         tree = ast.parse(src)
     except RecursionError:  # the parser's own limit, as compile() would hit it
         raise SyntaxError("expressions nested too deeply to parse", ("<candidate>", 1, 1, "")) from None
-    found = _Checker(tree).found
+    try:
+        found = _Checker(tree).found
+    except Exception as e:  # noqa: BLE001 - a gate bug must give a verdict, never an exception out of grading
+        return [Rejection("gate", 1, f"could not be checked ({type(e).__name__} inside the gate: a kbench bug, "
+                                     f"please report it)")]
     unique = list(dict.fromkeys(found))
     return sorted(unique, key=lambda r: (r.line, r.col))
