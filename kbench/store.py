@@ -327,9 +327,10 @@ class Store:
             w.writeheader()
             for r in records:
                 lo, hi = r["speedup_ci"] or (None, None)
-                w.writerow({**{k: r.get(k) for k in CSV_COLUMNS}, "dists": ",".join(r["dists"]),
-                            "isolation": ",".join(r["isolation"]),
-                            "speedup_ci_lo": lo, "speedup_ci_hi": hi, "machine": machine.summary(r["machine"])})
+                row = {**{k: r.get(k) for k in CSV_COLUMNS}, "dists": ",".join(r["dists"]),
+                       "isolation": ",".join(r["isolation"]),
+                       "speedup_ci_lo": lo, "speedup_ci_hi": hi, "machine": machine.summary(r["machine"])}
+                w.writerow({k: text_cell(v) for k, v in row.items()})
         return json_path, csv_path
 
     def close(self) -> None:
@@ -346,6 +347,15 @@ class Store:
 CSV_COLUMNS = ("model", "task", "sample", "candidate", "digest", "origin", "mode", "dists", "status", "correct",
                "speedup", "speedup_ci_lo", "speedup_ci_hi", "t_ref", "t_cand", "n_samples", "msg", "stored_at",
                "kbench_version", "mode_hash", "code_hash", "isolation", "machine")
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(v: Any) -> Any:
+    """A CSV cell that a spreadsheet will show as text: candidate-controlled strings (a verdict message
+    carries an exception's name, a sample its file name) starting like a formula get a leading quote."""
+    return f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA_STARTS) else v
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:

@@ -68,10 +68,12 @@ def _flat(r: Score) -> dict[str, object]:
 
 
 def _csv(rows: list[Score]) -> None:
+    from kbench.store import text_cell
+
     flat = [_flat(r) for r in rows]
     w = csv.DictWriter(sys.stdout, fieldnames=list(flat[0]))
     w.writeheader()
-    w.writerows(flat)
+    w.writerows({k: text_cell(v) for k, v in row.items()} for row in flat)
 
 
 def _pct(v: float) -> str:

@@ -225,7 +225,6 @@ def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
     assert not bad, f"kbench eval printed control characters the candidate chose: {bad}"
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: grader trusts the worker (candidate text exported as a formula)")
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
 def test_candidate_text_cannot_become_a_spreadsheet_formula(mode: str, tmp_path: Path):
     """P8: a stored verdict exported to CSV (the explorer's ``x``) has no text cell a spreadsheet would run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -358,3 +359,13 @@ def test_isolation_layers_are_stored_per_result(db: Path) -> None:
         s.put("d", "matmul", "k", "library", r, model="m", sample="s0")
         got = s.get("d", "matmul", "hardened", DISTS, model="m", sample="s0")
     assert got.isolation == ("rlimits", "seccomp") and got.result.isolation == ("rlimits", "seccomp")
+
+
+def test_csv_export_neutralises_formula_text(db: Path, tmp_path: Path) -> None:
+    r = dataclasses.replace(make_result(status="runtime_error", timed=False), msg="=HYPERLINK(\"x\")")
+    with Store(db) as s:
+        s.put("d", "matmul", "@name", "file", r, model="-m", sample="+s")
+        _, cpath = s.export(tmp_path / "x")
+    with open(cpath, newline="") as f:
+        row = next(csv.DictReader(f))
+    assert (row["msg"], row["candidate"], row["model"], row["sample"]) == ("'=HYPERLINK(\"x\")", "'@name", "'-m", "'+s")
