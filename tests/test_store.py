@@ -134,8 +134,6 @@ def test_grading_code_hash_covers_the_grading_packages(tmp_path: Path) -> None:
 
 
 def test_mode_hash_sees_every_field() -> None:
-    import dataclasses
-
     assert mode_hash(HARDENED) == mode_hash(dataclasses.replace(HARDENED))
     assert mode_hash(HARDENED) != mode_hash(NAIVE)
     assert mode_hash(HARDENED) != mode_hash(dataclasses.replace(HARDENED, atol=1e-3))  # same name, other tolerance
@@ -146,8 +144,6 @@ def test_mode_hash_sees_every_field() -> None:
 
 
 def test_changed_tolerance_under_the_same_name_is_not_served(db: Path) -> None:
-    import dataclasses
-
     loose = HARDENED.with_dists(DISTS)
     strict = dataclasses.replace(loose, atol=1e-4, rtol=1e-4)
     with Store(db) as s:
@@ -352,9 +348,7 @@ def test_export_json_and_csv(db: Path, tmp_path: Path) -> None:
 
 
 def test_isolation_layers_are_stored_per_result(db: Path) -> None:
-    import dataclasses as dc
-
-    r = dc.replace(make_result(), isolation=("rlimits", "seccomp"))
+    r = dataclasses.replace(make_result(), isolation=("rlimits", "seccomp"))
     with Store(db) as s:
         s.put("d", "matmul", "k", "library", r, model="m", sample="s0")
         got = s.get("d", "matmul", "hardened", DISTS, model="m", sample="s0")
