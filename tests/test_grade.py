@@ -240,3 +240,38 @@ def test_pool_retries_the_samples_of_a_grading_process_that_died(tmp_path: Path)
         pool.close()
     assert pool.restarts == 1
     assert got == EXPECTED  # its samples in flight were graded again in a fresh pool, none lost or doubled
+
+
+def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kbench.core.tasks import TASK
+    from kbench.grading import pipeline
+
+    cpu = max(os.sched_getaffinity(0))
+    pinned: list[tuple[int, set]] = []
+    started: list[tuple[str, object]] = []
+    real_pin, real_worker = os.sched_setaffinity, pipeline.Worker
+
+    def pin(pid: int, cpus: set) -> None:
+        pinned.append((pid, set(cpus)))
+        real_pin(pid, cpus)
+
+    def worker(role: str, *a, cpu=None, **kw):  # noqa: ANN001, ANN202
+        started.append((role, cpu))
+        return real_worker(role, *a, cpu=cpu, **kw)
+
+    monkeypatch.setattr(pipeline.os, "sched_setaffinity", pin)
+    monkeypatch.setattr(pipeline, "Worker", worker)
+
+    @contextlib.contextmanager
+    def lane():  # noqa: ANN202
+        yield cpu
+
+    grader = pipeline.Grader()
+    grader.cpu = None  # as in a pool process: correctness unpinned
+    try:
+        r = pipeline.evaluate("L1_gelu", TASK["L1_gelu"].ref_src, HARDENED, "ref", grader=grader, timing_lane=lane)
+    finally:
+        grader.close()
+    assert r.correct and r.timing is not None
+    assert started == [("candidate", None), ("reference", cpu)]  # correctness unpinned; the twin on the lane's core
+    assert [c for _, c in pinned] == [{cpu}]  # the candidate's worker moved there for timing
