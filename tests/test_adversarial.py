@@ -468,7 +468,7 @@ def test_honest_kernel_with_ordinary_python_is_correct(grader):
     ("import numpy as np\nimport os\n", "import", 2),
     ("def forward(x, params, alloc):\n    np.allclose = None\n", "module-patch", 2),
     ("x = 1\n\ndef forward(x, params, alloc):\n    return open('f').read()\n", "builtin", 4),
-    ("def forward(x, params, alloc):\n    return x.__class__\n", "dunder", 2),
+    ("def forward(x, params, alloc):\n    return x.__dict__\n", "dunder", 2),
     ("def forward(x, params, alloc):\n    return np.lib._utils_impl.os\n", "escape", 2),
     ("def forward(x, params, alloc):\n    return getattr(np, 'allclose')\n", "module-reflection", 2),
 ], ids=["import", "module-patch", "builtin", "dunder", "escape", "module-reflection"])

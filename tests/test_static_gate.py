@@ -95,7 +95,9 @@ EVASIONS: dict[str, tuple[str, str, int]] = {
     "import_dunder": ("m = __import__('os')\n", "dunder", 1),
     "builtins_dunder": ("b = __builtins__\n", "dunder", 1),
     # dunders
-    "class_dunder": ("def forward(x, params, alloc):\n    return x.__class__\n", "dunder", 2),
+    "dict_dunder": ("def forward(x, params, alloc):\n    return x.__dict__\n", "dunder", 2),
+    "class_assignment": ("def forward(x, params, alloc):\n    x['x'].__class__ = object\n", "dunder", 2),
+    "class_then_bases": ("b = (1).__class__.__bases__\n", "dunder", 1),
     "subclasses": ("s = object.__subclasses__()\n", "dunder", 1),
     "function_globals": ("g = np.sum.__globals__\n", "dunder", 1),
     "traceback_of_exception": ("try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__\n", "dunder", 4),
@@ -214,6 +216,7 @@ HONEST: dict[str, str] = {
                                   "if __name__ == '__main__':\n    import time\n    a = np.ones(4, np.float32)\n"
                                   "    t = time.perf_counter()\n    np.testing.assert_allclose(forward({'x': a}, {}, None), 2 * a)\n"
                                   "    print(time.perf_counter() - t)\n",
+    "repr_with_class_name": "class K:\n    def __repr__(self):\n        return f'{self.__class__.__name__}()'\n",
     "try_except_finally_with": "def f(a):\n    try:\n        with np.errstate(all='ignore'):\n"
                                "            return np.log(a)\n    except (ValueError, TypeError) as err:\n"
                                "        raise RuntimeError(str(err)) from err\n    finally:\n        pass\n",

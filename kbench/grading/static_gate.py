@@ -11,7 +11,7 @@ A candidate may use numpy, math and ordinary Python. Each rejection names its li
                   defines itself (``self._w = ...``, a class body's ``_cache``, ``__slots__``), unless numpy
                   uses the same name for a private module.
 ``dunder``        a dunder attribute outside a harmless few (``__init__``, ``__call__``, ``__name__``,
-                  ``__doc__``, ...); a dunder name such as ``__builtins__``; defining a dunder outside the
+                  ``__doc__``, reading ``__class__``, which is ``type(x)``, ...); a dunder name such as ``__builtins__``; defining a dunder outside the
                   data model (``__array_interface__`` hands numpy a raw pointer, ``__getattr__`` and
                   ``__reduce__`` are reflection hooks, ``__del__`` runs outside any call).
 ``escape``        a numpy name that is a module outside the computation modules (``np.lib``, ``np.testing``,
@@ -30,6 +30,7 @@ A candidate may use numpy, math and ordinary Python. Each rejection names its li
                   A parameter or local of the same name shadows the builtin and is fine.
 ``module-reflection``  ``getattr``/``setattr``/``delattr``/``hasattr`` on a module.
 ``call``          ``type()`` with three arguments (building a class at run time).
+``gate``          the gate itself failed on this source (a kbench bug): a verdict, never an exception.
 ``format``        ``str.format``/``format_map`` on anything but a string literal, or a literal whose fields
                   read attributes or items (``"{0.lib}".format(np)``). f-strings are ordinary AST and pass.
 
@@ -668,6 +669,8 @@ class _Checker:
         """The rules for an attribute of an object that is not a module (an attribute chain, a class
         pattern's keyword, a ``__match_args__`` entry)."""
         if attr.startswith("__") and attr.endswith("__"):
+            if attr == "__class__" and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                return  # what type(x) returns; each step beyond it (__bases__, __subclasses__, ...) is refused
             if attr not in HARMLESS_DUNDER_ATTRS:
                 self._reject("dunder", node, f"accesses dunder attribute {attr}")
         elif attr.startswith("_"):
