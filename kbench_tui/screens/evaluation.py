@@ -153,6 +153,9 @@ class EvaluationMixin:
             lines = [log.result_line(f"all {len(result.dists)} run: ", result)]
             if view is None:
                 lines.append(log.note("the enabled set cannot be read off this run; evaluating it in the background"))
+            elif (view.result.status, view.result.msg) == (result.status, result.msg):
+                lines = [log.result_line(f"verdict (all {len(result.dists)} run; the same on the {n_on} enabled): ",
+                                         view.result, bold=True)]
             else:
                 lines.append(log.result_line(f"verdict on the {n_on} enabled: ", view.result, bold=True))
         else:

@@ -120,6 +120,8 @@ class MainScreen(EvaluationMixin, Screen):
         self._general.append(log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · z zoom · F1 help"))
         self.refresh_views()
         self.show_selection()
+        self.app.theme_changed_signal.subscribe(
+            self, lambda _t: self.log_widget.retheme([*self._history.values(), self._general]))
         self.check_disk()  # remember every file's time now; changes from here on are reloaded
         self.set_interval(DISK_POLL_S, self.check_disk)
 

@@ -26,6 +26,25 @@ def trial_message(message: str, tolerance: str | None = None, alloc_nan: bool = 
     return msg
 
 
+THEME_VARS = ("text-success", "text-error", "text-warning", "text-muted", "text-accent")
+
+
+def restyle(texts: list[Text], old: dict[str, str], new: dict[str, str]) -> None:
+    """Swap one theme's colours for another's in already written lines (in place)."""
+    swap = {old[v]: new[v] for v in THEME_VARS if old.get(v) and new.get(v) and old[v] != new[v]}
+    if not swap:
+        return
+
+    def fix(style: object) -> object:
+        if not isinstance(style, str):
+            return style
+        return " ".join(swap.get(word, word) for word in style.split(" "))
+
+    for t in texts:
+        t.style = fix(t.style)  # type: ignore[assignment]
+        t.spans[:] = [span._replace(style=fix(span.style)) for span in t.spans]
+
+
 class EvalLog(RichLog):
     def __init__(self, **kw) -> None:  # type: ignore[no-untyped-def]
         super().__init__(max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, auto_scroll=False, **kw)
@@ -72,6 +91,18 @@ class EvalLog(RichLog):
 
     def on_mount(self) -> None:
         self._show_follow()
+        self._palette = {v: self._color(v) for v in THEME_VARS}
+
+    def retheme(self, histories: list[list[Text]]) -> None:
+        """The theme changed: recolour every kept line (``histories`` share Text objects with the view)."""
+        new = {v: self._color(v) for v in THEME_VARS}
+        seen: set[int] = set()
+        for texts in [self.texts, *histories]:
+            fresh = [t for t in texts if id(t) not in seen]
+            seen.update(id(t) for t in fresh)
+            restyle(fresh, self._palette, new)
+        self._palette = new
+        self._rewrite()
 
     def key_end(self) -> None:
         self.scroll_end(animate=False)

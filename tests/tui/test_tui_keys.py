@@ -47,7 +47,7 @@ async def test_e_evaluates_in_current_mode_and_badges_update() -> None:
         await idle(pilot)
         assert engine.calls == [("L1_diag_matmul", "einsum_diag", "hardened", ALL_DISTS)]
         log = log_text(app)
-        assert "trial 7/7 edge" in log and "verdict on the 5 enabled: ✓ correct" in log
+        assert "trial 7/7 edge" in log and "the same on the 5 enabled): ✓ correct" in log
         tree = app.main_screen.query_one("#tree")
         assert "✓" in tree.cursor_node.label.plain
         assert "✓ correct" in _verdicts(app)
@@ -286,9 +286,15 @@ async def test_palette_runs_a_key_and_themes_switch() -> None:
 async def test_code_follows_light_and_dark_and_the_theme_is_remembered() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await idle(pilot)
+        log = app.main_screen.query_one("#log")
+        verdict = next(t for t in log.texts if "✓ correct" in t.plain)
         app.theme = "textual-light"
         await pilot.pause()
         assert app.main_screen.query_one("#cand-src").theme == "github_light"
+        light_ok = app.theme_variables["text-success"]
+        assert any(light_ok in str(span.style) for span in verdict.spans)  # the log recoloured too
         app.theme = "textual-dark"
         await pilot.pause()
         assert app.main_screen.query_one("#ref-src").theme == "vscode_dark"
