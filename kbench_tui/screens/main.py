@@ -232,7 +232,14 @@ class MainScreen(EvaluationMixin, Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("evaluate", "evaluate_both", "rerun", "diff"):
-            return self.is_mounted and self.selected()[1] is not None or None
+            cand = self.selected()[1] if self.is_mounted else None
+            if cand is None:
+                return None
+            cur = self.scheduler.current
+            if action != "diff" and cur is not None and not cur.stale and cur.job.kind == "single" \
+                    and cid(cur.job.cand) == cid(cand):
+                return None  # greyed while this candidate is being evaluated (Esc cancels)
+            return True
         if action == "evaluate_all":
             return None if self.scheduler.batch_active else True
         if action == "cancel":

@@ -37,6 +37,8 @@ async def test_log_receives_step_lines_before_the_evaluation_finishes() -> None:
         # the engine is still inside the evaluation (held on the gate): no verdict yet
         assert app.main_screen.scheduler.busy
         assert "verdict" not in log_text(app) and "⟳ evaluating" in str(app.main_screen.query_one("#verdicts").render())
+        assert app.main_screen.check_action("evaluate", ()) is None  # greyed while it runs
+        assert app.main_screen.check_action("rerun", ()) is None and app.main_screen.check_action("cancel", ())
         gate.set()
         await idle(pilot)
         assert "verdict" in log_text(app)
