@@ -249,3 +249,21 @@ os.sched_setaffinity(0, range(os.cpu_count() or 1))
 return "widened"
 ''', ("seccomp",))
     assert out == "blocked EPERM", out
+
+
+@pytest.mark.parametrize("mode", ["naive", "hardened"])
+def test_results_record_the_layers_and_the_log_names_missing_ones(mode):
+    import kbench
+    from kbench.core.tasks import TASK
+
+    events = []
+    task = TASK["L1_gelu"]
+    r = kbench.evaluate(task, task.ref_src, mode, "reference", on_event=events.append)
+    with Worker("candidate") as w:
+        hello = w.layers()
+    assert r.isolation == hello.active and "seccomp" in r.isolation and "landlock" in r.isolation
+    assert r.to_dict()["isolation"] == hello.active
+    lines = [e.message for e in events if e.step == "load"]
+    assert any(ln == "sandbox layers: " + ", ".join(hello.active) for ln in lines), lines
+    for layer, _ in hello.missing:
+        assert any(ln.startswith(f"sandbox runs without {layer}: ") for ln in lines), (layer, lines)
