@@ -228,17 +228,20 @@ CASES: list[tuple[str, str, V, V, str]] = [
      "reference gets one core, the candidate all of them (about 1.8x on an idle 2-core machine; a loaded one "
      "hides it)"),
     ("t5_gamble_on_sampled_checks.py", "L1_diag_matmul",
-     V("correct", fooled=True),
-     H("wrong", r"^timed call \d+ returned a wrong output .*correct only while being checked$"),
-     "skips the work on a random 60% of timed calls: naive never checks timed outputs; hardened checks a "
+     V("runtime_error", r"^timed out after 15 s$"),
+     H("wrong|runtime_error", r"^timed call \d+ returned a wrong output .*correct only while being checked$|"
+                              r"timed out after"),
+     "skips the work on a random 60% of timed calls: naive sizes its run count from warm-up calls that were "
+     "skipped, then grinds through hundreds of 110 ms honest ones to its time-out; hardened checks a "
      "secret quarter of them plus the last, which a ten-pair run on a 110 ms task misses about one time in "
-     "three (see test_gamble_on_sampled_checks_never_pays)"),
+     "three (see test_gamble_on_sampled_checks_never_pays); a loaded machine may run out of the 15 s first"),
 ]
 
 #: Per-kernel limits applied to both modes.
 LIMITS: dict[str, dict] = {
     "spin.py": {"timeout_s": 3.0},
     "memory_bomb.py": {"memory_limit_mb": 1024},
+    "t5_gamble_on_sampled_checks.py": {"timeout_s": 15.0},
 }
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
