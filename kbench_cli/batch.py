@@ -133,13 +133,14 @@ def _runner(scheduler: str | None, workers: int):  # noqa: ANN202 - a Runner, or
 
 
 _STYLE = {"correct": "green", "wrong": "red", "rejected": "yellow", "compile_error": "magenta",
-          "runtime_error": "magenta"}
+          "runtime_error": "magenta", "not graded": "bold red"}
 
 
 def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from kbench.batch.pool import NotGraded
     from kbench.core.results import STATUSES
 
     console = Console(stderr=True, highlight=False)
@@ -149,7 +150,7 @@ def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
                                       if todo.already else ""), file=sys.stderr)
 
     def tally() -> str:
-        return "  ".join(f"[{_STYLE[s]}]{counts[s]} {s}[/]" for s in STATUSES if counts[s])
+        return "  ".join(f"[{_STYLE[s]}]{counts[s]} {s}[/]" for s in (*STATUSES, "not graded") if counts[s])
 
     live = console.is_terminal
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[tally]}"),
@@ -162,20 +163,24 @@ def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
         def on_result(job, result, stored: bool) -> None:  # noqa: ANN001
             nonlocal done
             done += 1
-            counts[result.status] += 1
+            counts["not graded" if isinstance(result, NotGraded) else result.status] += 1
             progress.update(bar, advance=1, tally=tally())
-            line = (f"[{done}/{n}] {job.sample.model} {job.sample.task}/{job.sample.name} {job.mode.name}: "
-                    f"{result.status}" + (f" {result.speedup:.2f}x" if result.timing else "")
-                    + ("" if stored else " (NOT STORED)"))
+            head = f"[{done}/{n}] {job.sample.model} {job.sample.task}/{job.sample.name} {job.mode.name}: "
+            if isinstance(result, NotGraded):
+                line = head + f"not graded ({result.msg}); a re-run tries it again"
+            else:
+                line = (head + result.status + (f" {result.speedup:.2f}x" if result.timing else "")
+                        + ("" if stored else " (NOT STORED)"))
             if live:
                 progress.console.print(line, markup=False)
             else:
                 print(line, file=sys.stderr, flush=True)
 
         unstored = grade(todo.todo, store, runner, on_result)
-    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) or "nothing new"
+    summary = ", ".join(f"{counts[s]} {s}" for s in (*STATUSES, "not graded") if counts[s]) or "nothing new"
     print(f"graded {done}: {summary}; results in {store.path or 'memory (not saved)'}; see `kbench scores`",
           file=sys.stderr)
     if unstored:
-        print(f"kbench: {unstored} result(s) could not be stored ({store.notice})", file=sys.stderr)
+        print(f"kbench: {unstored} sample(s) not graded or not stored" + (f" ({store.notice})" if store.notice else "")
+              + "; run the same command again to retry them", file=sys.stderr)
     return unstored

@@ -275,3 +275,29 @@ def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: py
     assert r.correct and r.timing is not None
     assert started == [("candidate", None), ("reference", cpu)]  # correctness unpinned; the twin on the lane's core
     assert [c for _, c in pinned] == [{cpu}]  # the candidate's worker moved there for timing
+
+
+def test_a_sample_the_machinery_failed_is_reported_not_stored(data_dir: Path) -> None:
+    from kbench.batch.grade import grade, plan
+    from kbench.batch.pool import died
+
+    samples, _ = discover(TOY, "toy")
+    jobs = jobs_for(samples[:2], [UNTIMED])
+
+    class Broken:  # a runner whose grading process died under the first sample
+        def run(self, todo):  # noqa: ANN001, ANN202
+            from kbench.core.results import Result
+
+            yield todo[0], died(todo[0], "its grading process died 2 times")
+            j = todo[1]
+            yield j, Result(j.sample.task, j.sample.name, j.mode.name, j.mode.dists, "wrong", "bad numbers")
+
+        def close(self) -> None:
+            pass
+
+    seen = []
+    with Store(data_dir) as s:
+        assert grade(jobs, s, Broken(), lambda job, r, stored: seen.append(stored)) == 1
+        assert seen == [False, True]
+        assert [r.sample for r in s.all(model="toy")] == [jobs[1].sample.name]
+        assert plan(jobs, s).todo == [jobs[0]]  # the next run tries it again

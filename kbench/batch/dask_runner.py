@@ -14,13 +14,15 @@ for one. Workers advertise ``correctness=1`` or ``timing=1``:
 only: a Dask scheduler has no authentication by default. Workers must not be daemonic, or the
 sandbox's fork server cannot start (``distributed.worker.daemon: False``). Results stream back with
 ``as_completed``; a worker that dies loses its tasks in flight, which the scheduler reruns elsewhere
-(a sample that kills three workers comes back as a runtime error).
+(a sample that kills three workers is reported as not graded, and not stored).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import signal
+import threading
 from typing import Any, Iterator
 
 import dask
@@ -58,12 +60,20 @@ def local_cluster(correctness_workers: int) -> SpecCluster:
         return {"cls": Nanny, "options": {"nthreads": 1, "resources": resources, "host": "127.0.0.1",
                                           "memory_limit": 0, "dashboard": False}}
 
-    # the workers' start-up and shutdown chatter would drown the progress bar; warnings still show
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    # the workers' start-up and shutdown chatter (and cancellation warnings on Ctrl-C) would drown the progress bar
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
     workers = {"timing": worker({"timing": 1})}
     workers.update({f"correctness-{i}": worker({"correctness": 1}) for i in range(correctness_workers)})
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False, "dashboard_address": None}}
-    return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40, name="kbench")
+    # Ctrl-C is ours to handle (we close the cluster); worker processes started while SIGINT is ignored
+    # inherit that, instead of each dying of it with a traceback
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40, name="kbench")
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 class DaskRunner:

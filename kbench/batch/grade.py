@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Protocol
 
+from kbench.batch.pool import NotGraded
 from kbench.batch.samples import Job
 from kbench.core.results import Result
 from kbench.store import Store
@@ -44,14 +45,18 @@ def plan(jobs: Iterable[Job], store: Store) -> Plan:
 
 def grade(todo: list[Job], store: Store, runner: Runner,
           on_result: Callable[[Job, Result, bool], None] | None = None) -> int:
-    """Run ``todo`` on ``runner``, storing each result as it arrives; returns how many could not be stored.
+    """Run ``todo`` on ``runner``, storing each result as it arrives; returns how many were not stored
+    (a result the store could not write, or a sample the machinery failed to grade: ``NotGraded``).
 
     ``on_result(job, result, stored)`` is called after each write (progress bars, logs)."""
     unstored = 0
     for job, result in runner.run(todo):
         c = job.sample.candidate
-        ok = store.put(c.digest, c.task, c.name, c.origin, result, mode=job.mode, model=job.sample.model,
-                       sample=c.name)
+        if isinstance(result, NotGraded):  # the machinery failed, not the sample: no verdict to keep
+            ok = False
+        else:
+            ok = store.put(c.digest, c.task, c.name, c.origin, result, mode=job.mode, model=job.sample.model,
+                           sample=c.name)
         unstored += not ok
         if on_result is not None:
             on_result(job, result, ok)

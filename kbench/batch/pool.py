@@ -9,7 +9,7 @@ The processes are started with ``spawn`` (not ``fork``: the caller may run threa
 bar) by a ``ProcessPoolExecutor``, whose workers are not daemonic and so may start the sandbox's fork
 server. They die with the caller (``PR_SET_PDEATHSIG``), so a killed ``kbench grade`` leaves no
 orphan holding the lane. If a pool process dies, the samples it had in flight are retried once in a
-fresh pool; a sample that kills its grading process twice is recorded as a runtime error.
+fresh pool; a sample whose grading process dies twice is reported as not graded (and not stored).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import contextlib
 import multiprocessing
 import signal
 import sys
+import threading
 import types
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -49,6 +51,10 @@ def init_grading_process(lock_dir: str) -> None:
     from kbench.grading.truth import Grader
 
     _die_with_parent()
+    if threading.current_thread() is threading.main_thread():  # a pool process (a Dask worker: not ours)
+        # Ctrl-C is the caller's to handle (it stops submitting and shuts the pool down); a pool process
+        # dying of it mid-request would leave its sandbox fork server a torn message to complain about
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     _lane = TimingLane(lock_dir)
     _grader = Grader()
     _grader.cpu = None  # correctness may use every core; the lane pins timing to its own
@@ -77,9 +83,14 @@ def _no_main_module() -> Iterator[None]:
             sys.modules["__main__"] = saved
 
 
-def died(job: Job, why: str) -> Result:
-    """The result recorded for a sample whose grading process kept dying under it."""
-    return Result(job.sample.task, job.sample.name, job.mode.name, job.mode.dists, "runtime_error", why)
+@dataclass
+class NotGraded(Result):
+    """The grading machinery failed on a sample (its grading process kept dying, a grading bug, a lost
+    cluster): reported, never stored as the sample's verdict, so the next run tries it again."""
+
+
+def died(job: Job, why: str) -> NotGraded:
+    return NotGraded(job.sample.task, job.sample.name, job.mode.name, job.mode.dists, "runtime_error", why)
 
 
 class LocalPool:
