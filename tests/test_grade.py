@@ -301,3 +301,19 @@ def test_a_sample_the_machinery_failed_is_reported_not_stored(data_dir: Path) ->
         assert seen == [False, True]
         assert [r.sample for r in s.all(model="toy")] == [jobs[1].sample.name]
         assert plan(jobs, s).todo == [jobs[0]]  # the next run tries it again
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_stops_a_run_in_one_line(data_dir: Path) -> None:
+    env = {**os.environ, "KBENCH_DATA_DIR": str(data_dir)}
+    cmd = [sys.executable, "-m", "kbench_cli.cli", "grade", str(TOY), "--correctness-only", "--workers", "2"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("[2/"):
+            os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+            break
+    rest = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(60) == 130
+    assert "kbench: interrupted" in rest and "Traceback" not in rest
