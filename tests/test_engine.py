@@ -200,3 +200,31 @@ def test_seeds_come_from_names_not_positions():
     # the same (seed, task, trial, distribution) gives the same draw whatever else is registered
     assert np.array_equal(x, Grader(seed=7).inputs(TASK["L1_gelu"], 0, "uniform")["x"])
     assert not np.array_equal(x, Grader(seed=7).inputs(TASK["L1_gelu"], 0, "laplace")["x"])
+
+
+def test_float64_second_opinion_forgives_rounding_not_bugs():
+    from kbench.core.compare import recheck_against_exact
+
+    rng = np.random.default_rng(3)
+    a = (1000 + rng.standard_normal((64, 512))).astype(np.float32)
+    w = (rng.standard_normal((512, 64)) / 512**0.5).astype(np.float32)
+    exact = a.astype(np.float64) @ w.astype(np.float64)
+    ref = a @ w
+    other_order = (a[:, ::-1] @ w[::-1]).astype(np.float32)  # the same sum, another order
+    small = np.argmin(np.abs(exact))  # where cancellation leaves a small value
+    noise = float(np.max(np.abs(ref - exact)))  # the float32 reference's own worst rounding error
+    assert noise > 0
+    # off by 2x the reference's own rounding beyond the tolerance: as accurate as float32 allows, yet "wrong"
+    other_order.flat[small] = exact.flat[small] + 1e-2 + 1e-2 * abs(exact.flat[small]) + 2 * noise
+    first = compare(other_order, ref, 1e-2, 1e-2)
+    assert not first.ok and "out of tolerance" in first.message
+    second = recheck_against_exact(other_order, ref, exact, 1e-2, 1e-2, first)
+    assert second.ok and "rounding error" in second.message, second.message
+    buggy = ref * 1.05  # a 5 % error is no rounding
+    assert not recheck_against_exact(buggy, ref, exact, 1e-2, 1e-2, compare(buggy, ref, 1e-2, 1e-2)).ok
+    tiny = np.full((32, 32), 1e-3, np.float32)
+    tiny[0, 0] = 2e-3
+    zeros = np.zeros_like(tiny)
+    first = compare(zeros, tiny)
+    assert first.degenerate and not first.ok
+    assert not recheck_against_exact(zeros, tiny, tiny.astype(np.float64), 1e-2, 1e-2, first).ok

@@ -68,6 +68,9 @@ class Mode:
     timeout_s: float = 30.0  # wall clock for the whole evaluation
     memory_limit_mb: int = 4096
     time_wrong: bool = False  # also time candidates found wrong (the explorer derives per-distribution views)
+    # an output failing only on tolerance is judged again against the float64 answer, with the float32
+    # reference's own rounding error as slack (honest kernels summing in another order stay correct)
+    float64_recheck: bool = False
 
     def __post_init__(self) -> None:
         """Every combination either works as named or is refused here, when the mode is made."""
@@ -97,6 +100,8 @@ class Mode:
         if self.timing is not None and self.timing.method == "blocked" and not self.shared_process:
             problems.append("blocked timing runs the reference inside the candidate's process: it needs "
                             "shared_process=True (hardened modes use interleaved timing)")
+        if self.float64_recheck and not self.exact_checks:
+            problems.append("float64_recheck is a second opinion of the exact checks: it needs exact_checks=True")
         if self.time_wrong and self.timing is None:
             problems.append("time_wrong needs a timing policy")
         if problems:
@@ -151,7 +156,7 @@ HARDENED = Mode(
     description="AST gate; one trial per distribution, params cycling default + 2 random sets; inputs drawn, "
                 "reference computed and outputs judged outside the candidate's process; exact type/shape/dtype, "
                 "finite, no aliasing, inputs unchanged, NaN-filled alloc, then allclose(1e-2) with a scale-aware "
-                "check for degenerate outputs; interleaved timing on fresh inputs, median, timed outputs checked.",
+                "check for degenerate outputs and a float64 second opinion on tolerance-only failures; interleaved timing on fresh inputs, median, timed outputs checked.",
     static_check=True,
     dists=DISTS,
     trials=None,
@@ -161,6 +166,7 @@ HARDENED = Mode(
     exact_checks=True,
     shared_process=False,
     alloc="nan",
+    float64_recheck=True,
     timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, check_outputs=True),
 )
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from kbench.core import modes as modes_mod
 from kbench.core import tasks as tasks_mod
-from kbench.core.compare import Comparison, compare
+from kbench.core.compare import Comparison, compare, recheck_against_exact
 from kbench.core.modes import Mode
 from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
 from kbench.core.tasks import Task
@@ -64,6 +64,7 @@ class _Run:
         self.timing: Timing | None = None
         self.worker: Worker | None = None
         self.ref_timer: Worker | None = None
+        self.timed_input: tuple[dict, dict] | None = None  # the input and params of the latest timed pair
         self.base_threads: int | None = None  # the candidate worker's own threads, before candidate code
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
         self.kernel_s = 0.0  # candidate and reference kernel time this run measured (not cached references)
@@ -267,13 +268,13 @@ class _Run:
 
     def isolated_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
         try:
-            x, pset_id, _, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
+            x, pset_id, params, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
         except WorkerError as e:
             raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
         reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
         if isinstance(reply, P.Called):
             self.kernel_s += max(0, reply.t1 - reply.t0) / 1e9
-        c = self.judge(reply, ref, f"trial {i + 1} ({dist})")
+        c = self.judge(reply, ref, f"trial {i + 1} ({dist})", x, params)
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
     def check_hygiene(self, reply: P.Called, step: str, where: str) -> None:
@@ -283,7 +284,7 @@ class _Run:
             self.emit(step, f"{where}: rejected: {breach}", False)
             raise _Verdict("rejected", f"rejected: {breach}")
 
-    def judge(self, reply: P.Reply, ref: np.ndarray, where: str) -> Comparison:
+    def judge(self, reply: P.Reply, ref: np.ndarray, where: str, x: dict, params: dict) -> Comparison:
         """Hygiene first (any breach ends the run), then the numeric comparison."""
         if not isinstance(reply, P.Called):
             error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
@@ -292,7 +293,16 @@ class _Run:
         self.check_hygiene(reply, "trial", where)
         if reply.output is None:
             return Comparison(False, f"output is {reply.out_type}, not numpy.ndarray")
-        return compare(reply.output, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+        return self.compare(reply.output, ref, x, params)
+
+    def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict) -> Comparison:
+        """The mode's comparison; an output that failed only on tolerance gets the float64 second opinion
+        when the mode asks for it."""
+        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+        if c.ok or not self.mode.float64_recheck or "out of tolerance" not in c.message:
+            return c
+        exact = self.g.exact_reference(self.task, x, params)
+        return recheck_against_exact(out, ref, exact, self.mode.atol, self.mode.rtol, c)
 
     # -- timing ------------------------------------------------------------------------------------
 
@@ -388,6 +398,7 @@ class _Run:
         return TimedCall(t, reply.output, (reply.t_recv - reply.t_send) / 1e9 - t)
 
     def time_candidate(self, pset_id: str, x: dict) -> TimedCall:
+        self.timed_input = (x, self.g.params(self.task, "default", -1)[1])
         reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
         if not isinstance(reply, P.Called):
             error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
@@ -415,7 +426,8 @@ class _Run:
             raise _Verdict("rejected", f"rejected: {breach}")
 
     def check_timed(self, out: np.ndarray, ref: np.ndarray, n: int) -> None:
-        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
+        assert self.timed_input is not None
+        c = self.compare(out, ref, *self.timed_input)
         if not c.ok:
             msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
             self.emit("timing", msg, False)

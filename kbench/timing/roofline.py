@@ -25,12 +25,16 @@ IMPLAUSIBLE_FACTOR = 0.25
 
 @dataclass(frozen=True)
 class Roof:
-    gbs: float  # streaming copy, bytes read + written per second / 1e9
+    gbs: float  # streaming copy from memory (64 MiB), bytes read + written per second / 1e9
     gflops: float  # float32 GEMM, 1 BLAS thread
     measured_at: str
+    hot_gbs: float  # the same copy on 4 MiB that sits in cache
 
     def floor_s(self, min_flops: float, min_bytes: float) -> float:
-        return max(min_flops / (self.gflops * 1e9), min_bytes / (self.gbs * 1e9))
+        """The least time the work can take. Bytes count at the in-cache rate: the grader stages a call's
+        inputs just before it, so a task of a few MB reads them from cache (L2_matmul_sum/matvec reached
+        25 GB/s on a machine whose memory copies at 20; a memory-rate floor measured under load rejected it)."""
+        return max(min_flops / (self.gflops * 1e9), min_bytes / (max(self.hot_gbs, self.gbs) * 1e9))
 
 
 def _cache_path() -> Path:
@@ -49,11 +53,14 @@ def measure() -> Roof:
     with threadpool_limits(1):
         a = np.ones(16 << 20, np.float32)  # 64 MiB, far beyond the last-level cache
         b = np.empty_like(a)
-        copy = min(_time(lambda: np.copyto(b, a)) for _ in range(5))
+        copy = min(_time(lambda: np.copyto(b, a)) for _ in range(8))
+        h = np.ones(1 << 20, np.float32)  # 4 MiB: in cache after the first pass
+        g = np.empty_like(h)
+        hot = min(_time(lambda: np.copyto(g, h)) for _ in range(30))
         m = np.ones((1024, 1024), np.float32)
-        gemm = min(_time(lambda: m @ m) for _ in range(3))
+        gemm = min(_time(lambda: m @ m) for _ in range(6))
     return Roof(gbs=2 * a.nbytes / copy / 1e9, gflops=2 * 1024**3 / gemm / 1e9,
-                measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"), hot_gbs=2 * h.nbytes / hot / 1e9)
 
 
 def _time(fn) -> float:  # noqa: ANN001
@@ -93,6 +100,7 @@ def implausibility(task: "Task", t_cand: float) -> str | None:
     if t_cand >= IMPLAUSIBLE_FACTOR * floor:
         return None
     return (f"rejected: implausible: the least work for {task.name} is {task.min_bytes / 1e6:.1f} MB "
-            f"and {task.min_flops / 1e9:.2f} GFLOP; at this machine's {roof.gbs:.1f} GB/s and "
+            f"and {task.min_flops / 1e9:.2f} GFLOP; at this machine's {max(roof.hot_gbs, roof.gbs):.1f} GB/s "
+            "(in cache) and "
             f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate "
             f"claims {t_cand * 1e3:.3f} ms")
