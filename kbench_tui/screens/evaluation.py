@@ -105,7 +105,9 @@ class EvaluationMixin:
         if mode.name == "hardened" and tuple(mode.dists) != self.model.enabled:
             # the engine's verdict is for every distribution it ran; the views show the enabled set's
             label = f"all {len(mode.dists)} run" if len(mode.dists) > 1 else f"on {mode.dists[0]}"
-        self.log_to(run.job.cand, [log.event_line(e, tol, mode.alloc == "nan", label) for e in events])
+        # the NaN-filled alloc rule is named only where it can be the cause: the candidate calls alloc()
+        alloc_nan = mode.alloc == "nan" and "alloc(" in run.job.cand.src
+        self.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events])
 
     def on_eval_finished(self, msg: EvalFinished) -> None:
         was_batch = self.scheduler.batch_total > 0

@@ -140,3 +140,15 @@ def test_scores_count_the_chosen_set() -> None:
     assert m.next_scope() == "mine" and m.scores().n_total == 1 and "your own" in m.scores().counts
     assert m.next_scope() == "all" and m.scores().n_total == 2
     assert m.next_scope() == "library"
+
+
+def test_trial_lines_name_the_tolerance_the_alloc_rule_and_no_alarming_degenerate() -> None:
+    from kbench_tui.widgets.eval_log import trial_message
+
+    tol = "0.01 + 0.01·|ref|"
+    assert trial_message("trial 1/7 normal default pass  max abs err 1e-06", tol).endswith(f"· tol {tol}")
+    nan = trial_message("trial 2/7 uniform random 1 FAIL  NaN at [0, 0] (12 non-finite)", tol, alloc_nan=True)
+    assert "alloc() buffers are NaN-filled in hardened mode" in nan
+    assert "NaN-filled" not in trial_message("trial 2/7 FAIL  NaN at [0, 0]", tol, alloc_nan=False)
+    deg = trial_message("trial 3/7 edge default pass  max abs err 0 (degenerate: scale-aware)", tol)
+    assert "degenerate" not in deg and "judged relative to its scale" in deg
