@@ -205,10 +205,8 @@ class Worker:
 
     def call(self, request: P.Request, timeout: float) -> P.Reply:
         """Send ``request``; return its reply (or a ``protocol.Failure``), or raise WorkerError."""
-        if self.dead:
-            raise WorkerError("died", "worker is not running")
         deadline = _Deadline(timeout)
-        try:
+        with self._ending_on_error():
             if self.hello is None:
                 self._read_hello(deadline)
             x = getattr(request, "x", None)
@@ -225,6 +223,15 @@ class Worker:
                 output = self._output(reply.output_spec, staged, request, deadline)
                 reply = _with(reply, output=output, t_send=t_send, t_recv=time.perf_counter_ns())
             return reply
+
+    @contextlib.contextmanager
+    def _ending_on_error(self) -> Iterator[None]:
+        """After a timeout, a death or a malformed reply the stream is unusable: end the worker, and
+        report every such failure as a WorkerError."""
+        if self.dead:
+            raise WorkerError("died", "worker is not running")
+        try:
+            yield
         except P.ProtocolError as e:
             self._fail()
             raise WorkerError("protocol", str(e)) from None
@@ -238,17 +245,10 @@ class Worker:
         return self.layers().active
 
     def layers(self, timeout: float = HELLO_TIMEOUT_S) -> P.Hello:
+        """The worker's layer report (its first frame), read within ``timeout`` the first time."""
         if self.hello is None:
-            if self.dead:
-                raise WorkerError("died", "worker is not running")
-            try:
+            with self._ending_on_error():
                 self._read_hello(_Deadline(timeout))
-            except P.ProtocolError as e:
-                self._fail()
-                raise WorkerError("protocol", str(e)) from None
-            except WorkerError:
-                self._fail()
-                raise
         assert self.hello is not None
         return self.hello
 
