@@ -97,14 +97,18 @@ def run(args: argparse.Namespace) -> int:
     if not samples:
         return _fail("no samples to grade (expected DIR/<task>/<sample>.py)")
 
-    runner = _runner(args.scheduler, workers)
-    if isinstance(runner, str):
-        return _fail(runner)
     from kbench.batch.grade import grade, plan
 
     store = Store()
+    if store.path is None:  # results only in memory would be lost at exit, and the timing lane needs the directory
+        store.close()
+        return _fail(f"kbench grade needs a writable data directory ({store.notice}); set KBENCH_DATA_DIR")
     if store.notice:
         print(f"kbench: {store.notice}", file=sys.stderr)
+    runner = _runner(args.scheduler, workers)
+    if isinstance(runner, str):
+        store.close()
+        return _fail(runner)
     try:
         todo = plan(jobs_for(samples, modes), store)
         unstored = _grade_with_progress(todo, store, runner, grade)

@@ -317,3 +317,11 @@ def test_ctrl_c_stops_a_run_in_one_line(data_dir: Path) -> None:
     proc.stderr.close()
     assert proc.wait(60) == 130
     assert "kbench: interrupted" in rest and "Traceback" not in rest
+
+
+def test_grade_refuses_a_data_directory_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("KBENCH_DATA_DIR", str(tmp_path / "file" / "data"))
+    assert main(["grade", str(TOY)]) == 2
+    assert "needs a writable data directory" in capsys.readouterr().err

@@ -87,7 +87,7 @@ class DaskRunner:
                 self.client = Client(self.cluster)
             else:
                 self.client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as e:
+        except Exception as e:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a malformed address...
             self.close()
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
         try:
