@@ -90,8 +90,8 @@ def _tables(rows: list[Score]) -> None:
         cells = {(r.model, r.mode): r for r in rows if r.level == level}
         first = next(iter(cells.values()))
         title = f"level {level}" if level != "all" else "all levels"
-        table = Table(title=f"{title} ({first.tasks} tasks; fast_p noise-aware, point estimate in brackets)",
-                      title_justify="left")
+        table = Table(title=f"{title}: {first.tasks} tasks", title_justify="left",
+                      caption="fast_p, fast_1@k: noise-aware [point estimate]", caption_justify="left")
         table.add_column("")
         for m, mode in columns:
             table.add_column(f"{m}\n{mode}", justify="right")
