@@ -91,7 +91,7 @@ def _tables(rows: list[Score]) -> None:
         first = next(iter(cells.values()))
         title = f"level {level}" if level != "all" else "all levels"
         table = Table(title=f"{title}: {first.tasks} tasks", title_justify="left",
-                      caption="fast_p, fast_1@k: noise-aware [point estimate]", caption_justify="left")
+                      caption="fast_p, fast_1@k: noise-aware \\[point estimate]", caption_justify="left")
         table.add_column("")
         for m, mode in columns:
             table.add_column(f"{m}\n{mode}", justify="right")
@@ -103,9 +103,11 @@ def _tables(rows: list[Score]) -> None:
         for s in STATUSES:
             row(f"{s.replace('_', ' ')}", lambda r, s=s: _pct(r.rates[s]))
         for p in P_GRID:
-            row(f"fast_{p:g}", lambda r, p=p: f"{_pct(r.fast_p[p])} [{_pct(r.fast_p_point[p])}]")
+            row(f"fast_{p:g}", lambda r, p=p: f"{_pct(r.fast_p[p])} \\[{_pct(r.fast_p_point[p])}]" if r.timed
+                else "untimed")
         for k in K_GRID:
-            row(f"fast_1@{k}", lambda r, k=k: f"{_pct(r.fast_p_at_k[k])} [{_pct(r.fast_p_at_k_point[k])}]")
+            row(f"fast_1@{k}", lambda r, k=k: f"{_pct(r.fast_p_at_k[k])} \\[{_pct(r.fast_p_at_k_point[k])}]"
+                if r.timed else "untimed")
         row("geomean speedup (correct)", lambda r: f"{r.geomean_speedup:.2f}x" if r.geomean_speedup else "–")
         console.print(table)
     seen: set[tuple[str, str]] = set()
