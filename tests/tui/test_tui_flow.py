@@ -160,3 +160,17 @@ async def test_a_corrupt_database_is_moved_aside_with_a_message(tmp_path: Path) 
         await pilot.press("e")
         await idle(pilot)
     assert sqlite3.connect(db).execute("select count(*) from results").fetchone()[0] == 1
+
+
+async def test_a_candidates_folder_with_skipped_entries_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "samples"
+    (folder / "L1_gleu").mkdir(parents=True)
+    (folder / "L1_gelu").mkdir()
+    (folder / "L1_gelu" / "bad.py").write_bytes(b'"""caf\xe9"""\n')
+    (folder / "L1_gelu" / "good.py").write_text('"""Fine."""\ndef forward(x, params, alloc):\n    return x["x"]\n')
+    app = make_app(candidate_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        notes = "\n".join(str(n.message) for n in app._notifications)
+        assert "L1_gleu/: not a task name (did you mean L1_gelu?)" in notes and "bad.py" in notes
+        assert any(c.name == "good" for c in app.model.candidates)
