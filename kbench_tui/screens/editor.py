@@ -84,7 +84,9 @@ class ConfirmDiscard(ModalScreen[bool]):
 
 class EditorScreen(Screen[None]):
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save & evaluate", id="editor.save", priority=True,
+        # not a priority binding: ctrl+s then reaches the screen after the keys typed before it, which the
+        # editor may not have inserted yet (a priority binding saved a half-typed line)
+        Binding("ctrl+s", "save", "Save & evaluate", id="editor.save",
                 tooltip="Save (your own file in place; a library candidate as a copy) and evaluate; you stay here"),
         Binding("ctrl+a", "select_all", "Select all", id="editor.select_all", priority=True,
                 tooltip="Select the whole source"),

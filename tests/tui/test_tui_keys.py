@@ -319,3 +319,15 @@ async def test_screenshot_from_the_palette_without_a_downloads_folder(tmp_path: 
             if list((tmp_path / "exports").glob("*.svg")):
                 break
         assert list((tmp_path / "exports").glob("*.svg"))
+
+
+async def test_ctrl_s_saves_everything_typed_before_it(tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, "L1_gelu/exact_erf")
+        await pilot.press("n")
+        app.screen.query_one("#editor-name").value = "typed"
+        await pilot.press("ctrl+a", *'"""Typed fast."""', "ctrl+s")
+        await idle(pilot)
+        path = tmp_path / "data" / "candidates" / "L1_gelu" / "typed.py"
+        assert path.read_text() == '"""Typed fast."""'
