@@ -15,7 +15,8 @@ stop it on their own). Whatever the mode, the user's machine and the grading pro
   * a canary in the grading process's environment, and in a ``.env`` file beside the grading script (the
     user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
-  * hardened is never fooled (correct and faster than 1.3x), and the gate rejects every G file.
+  * hardened never judges a kernel that skips the work correct and faster than 1.3x, and the gate rejects
+    every G file.
 Naive keeps only KernelBench v0's *grading* weaknesses: it may be fooled, never escaped, crashed or hung.
 
 A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <class>")``: the
@@ -58,6 +59,12 @@ class Attack:
     open_in: tuple[str, ...] = ()  # runs it gets through today (xfail strict)
     limits: dict = field(default_factory=dict)  # Mode fields for every run
     task: str = GELU
+
+    @property
+    def computes(self) -> bool:
+        """Its forward() does the task's real arithmetic (the payload is elsewhere): then a speedup above
+        1.3x is load on a shared machine, not an exploit, and is not asserted on."""
+        return self.file.startswith(("s1_", "s2_", "p1_", "g")) and self.file != "g5_format_field.py"
 
 
 ALL = RUNS
@@ -200,7 +207,7 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     m = re.search(r"wrote (\d+) MiB", result["msg"])
     if m and "memory_limit_mb" in attack.limits:
         assert int(m.group(1)) < attack.limits["memory_limit_mb"], f"{where}: {result['msg']}"
-    if run != "naive":
+    if run != "naive" and not attack.computes:
         assert not (result["correct"] and (result["speedup"] or 0) > FAST), f"{where}: FOOLED: {result['msg']}"
     if run == "hardened" and attack.cls == GATE:
         assert result["status"] == "rejected", f"{where}: passed the gate: {result['status']}: {result['msg'][:200]}"
