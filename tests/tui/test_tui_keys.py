@@ -254,14 +254,15 @@ async def test_every_key_is_in_the_palette_and_help() -> None:
         await pilot.press("down", "down")
         names = [c.title for c in app.get_system_commands(app.main_screen)]
         for want in ("evaluate (e)", "mode (m)", "both (b)", "all (a)", "diff (d)", "matrix (v)", "new (n)",
-                     "export (x)", "re-run (r)", "help (F1/?)", "toggle edge (7)"):
+                     "export (x)", "re-run (r)", "help (F1/?)", "toggle edge (7)", "zoom (z)", "scores (s)",
+                     "count (c)", "edit/new (n)"):
             assert any(want in n for n in names), want
         ids = {b.id for b in MainScreen.BINDINGS}
         assert len(ids) == len(MainScreen.BINDINGS) and None not in ids
         await pilot.press("f1")
         md = app.screen._md
         for key in ("`e`", "`m`", "`b`", "`a`", "`escape`", "`1`", "`4`", "`7`", "`d`", "`v`", "`n`", "`x`", "`r`",
-                    "`q`", "`F1, ?`", "`↑ ↓`"):
+                    "`q`", "`F1, ?`", "`↑ ↓`", "`z`", "`s`", "`c`"):
             assert key in md, key
 
 
