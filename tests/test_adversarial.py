@@ -381,8 +381,10 @@ def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
     assert r.status == "wrong", f"got {r.status}: {r.msg}"
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: timing (only a secret quarter of timed outputs, plus the last, "
-                                       "is checked: a kernel skipping 60% of timed calls escapes ~1 run in 3)")
+# Not strict: whether a gamble escapes depends on how many pairs the run takes (fooled in 3 of 8 runs at
+# ~10 pairs; a loaded machine widens the interval, runs more pairs and samples more checks).
+@pytest.mark.xfail(strict=False, reason="open hole: timing (only a secret quarter of timed outputs, plus the last, "
+                                        "is checked: a kernel skipping 60% of timed calls escapes some runs)")
 def test_gamble_on_sampled_checks_never_pays():
     """T5, repeated: one fooled evaluation in ten is a payoff for a policy sampled many times (fast_p@k)."""
     src = _src("t5_gamble_on_sampled_checks.py")
@@ -395,8 +397,6 @@ def test_gamble_on_sampled_checks_never_pays():
         assert not (r.correct and r.speedup > FAST), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x"
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: timing (a wrong candidate is timed without output checks, and "
-                                       "a view without its failing distribution inherits that speed)")
 def test_explorer_view_of_a_wrong_candidate_is_not_fast():
     """T6: the explorer grades on all seven distributions with time_wrong and derives the default view from
     that one run; a kernel that fails edge on purpose and then skips the work must not be correct-and-fast
@@ -412,6 +412,22 @@ def test_explorer_view_of_a_wrong_candidate_is_not_fast():
     assert r.status == "wrong" and r.msg.endswith("on edge"), r.msg
     view = r.restricted(DISTS)
     assert view is None or not (view.correct and view.speedup > FAST), f"default view: {view.status} {view.msg}"
+
+
+def test_every_timed_output_is_checked():
+    """What T5 gambles on, asserted without luck: every timed output is compared with the reference (the
+    timing step's last event counts pairs and checked outputs)."""
+    events: list[str] = []
+    g = Grader()
+    try:
+        r = kbench.evaluate(GELU, kbench.TASK[GELU].ref_src, HARDENED, "reference", grader=g,
+                            on_event=lambda e: events.append(e.message))
+    finally:
+        g.close()
+    assert r.status == "correct", r.msg
+    found = [re.search(r"^(\d+) pairs .*?; (\d+) timed outputs checked", m) for m in events]
+    pairs, checked = next((int(m.group(1)), int(m.group(2))) for m in reversed(found) if m)
+    assert checked >= pairs, f"{checked} of {pairs} timed outputs checked"
 
 
 def test_gate_follows_module_aliases():

@@ -30,7 +30,7 @@ class TimingPolicy:
     budget_s: float
     target_rel_ci: float = 0.02
     statistic: Literal["mean", "median"] = "median"
-    check_outputs: bool = False  # check (a secret sample of) timed outputs against the reference
+    check_outputs: bool = False  # check every timed output against the reference
 
     def __post_init__(self) -> None:
         problems = []
