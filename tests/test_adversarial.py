@@ -137,8 +137,7 @@ CASES: list[tuple[str, str, V, V, str]] = [
     ("timer_patch.py", GELU,
      V("correct", fooled=True),
      H("rejected", GATE_IMPORT,
-       no_gate=V("correct|rejected", r"^\d+\.\d\dx$|^rejected: the candidate's reported kernel time lies outside "
-                                     r"the grader's own measurement")),
+       no_gate=V("correct", r"^\d+\.\d\dx$")),
      "naive reads time.perf_counter at each use, so the patched clock reports microseconds; hardened "
      "cross-checks the worker's (patched) stamps against its own clock around each call and, when they "
      "disagree, times the candidate by its own clock: the kernel is honest, so ~1.0x"),
@@ -232,9 +231,8 @@ CASES: list[tuple[str, str, V, V, str]] = [
      H("wrong|runtime_error", r"^timed call \d+ returned a wrong output .*correct only while being checked$|"
                               r"timed out after"),
      "skips the work on a random 60% of timed calls: naive sizes its run count from warm-up calls that were "
-     "skipped, then grinds through hundreds of 110 ms honest ones to its time-out; hardened checks a "
-     "secret quarter of them plus the last, which a ten-pair run on a 110 ms task misses about one time in "
-     "three (see test_gamble_on_sampled_checks_never_pays); a loaded machine may run out of the 15 s first"),
+     "skipped, then grinds through hundreds of 110 ms honest ones to its time-out; hardened checks "
+     "every timed output, so the first skipped call is caught; a loaded machine may run out of the 15 s first"),
     ("t6_fail_on_purpose.py", GELU,
      V("correct"),
      H("correct", r"^\d+\.\d\dx$"),
@@ -251,9 +249,7 @@ LIMITS: dict[str, dict] = {
 }
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
-XFAIL_HARDENED: dict[str, tuple[str, bool]] = {
-    # Not strict: caught most times; test_gamble_on_sampled_checks_never_pays repeats it.
-    "t5_gamble_on_sampled_checks.py": ("open hole: timing (only a sample of timed outputs is checked)", False),}
+XFAIL_HARDENED: dict[str, tuple[str, bool]] = {}
 
 # Written by file_side_channel.py (and any other kernel that tries): must never outlive an evaluation.
 LEFTOVER_GLOBS = ["/tmp/kbench_adv_sidechannel*", "/dev/shm/kbench_adv_sidechannel*",
@@ -311,20 +307,20 @@ def _check(r: kbench.Result, want: V, elapsed: float, mode: Mode, label: str) ->
 def _hardened(task: str, src: str, mode: Mode, name: str) -> tuple[kbench.Result, float]:
     """A hardened evaluation on a fresh grader (no cached reference outputs: a fresh ``kbench eval``).
 
-    Timing on a shared 2-core machine is noisy (an A/A run of the reference has read 0.5x-1.4x under load),
-    so a correct-and-fast verdict is re-measured, up to three runs in all: a real exploit is fast every
-    time, noise is not."""
-    for _ in range(3):
-        g = Grader()
-        try:
-            t0 = time.perf_counter()
-            r = kbench.evaluate(task, src, mode, name, grader=g)
-            elapsed = time.perf_counter() - t0
-        finally:
-            g.close()
-        if not (r.correct and r.speedup > FAST):
-            break
-    return r, elapsed
+    One run: "fooled" is judged as kbench's own scores judge speed, by the interval's lower bound (a
+    kernel that is the reference in disguise reads 1.3x on a loaded machine only inside a wide interval)."""
+    g = Grader()
+    try:
+        t0 = time.perf_counter()
+        r = kbench.evaluate(task, src, mode, name, grader=g)
+        return r, time.perf_counter() - t0
+    finally:
+        g.close()
+
+
+def fooled(r: kbench.Result) -> bool:
+    """Correct and measurably faster than FAST: the interval's lower bound is above it."""
+    return r.correct and r.timing is not None and r.timing.speedup_ci[0] > FAST
 
 
 def _ids(cases):
@@ -369,7 +365,7 @@ def test_hardened_verdict(file, task, naive, hard, why):
         runs.append(("hardened, gate off", _mode(HARDENED, file, **NO_GATE), hard.no_gate))
     for label, mode, want in runs:
         r, elapsed = _hardened(task, src, mode, file)
-        assert not (r.correct and r.speedup > FAST), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x"
+        assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
         _check(r, want, elapsed, mode, f"{label} {file}")
 
 
@@ -383,8 +379,6 @@ def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
 
 # Not strict: whether a gamble escapes depends on how many pairs the run takes (fooled in 3 of 8 runs at
 # ~10 pairs; a loaded machine widens the interval, runs more pairs and samples more checks).
-@pytest.mark.xfail(strict=False, reason="open hole: timing (only a secret quarter of timed outputs, plus the last, "
-                                        "is checked: a kernel skipping 60% of timed calls escapes some runs)")
 def test_gamble_on_sampled_checks_never_pays():
     """T5, repeated: one fooled evaluation in ten is a payoff for a policy sampled many times (fast_p@k)."""
     src = _src("t5_gamble_on_sampled_checks.py")
@@ -394,7 +388,7 @@ def test_gamble_on_sampled_checks_never_pays():
             r = kbench.evaluate("L1_diag_matmul", src, HARDENED, "t5", grader=g)
         finally:
             g.close()
-        assert not (r.correct and r.speedup > FAST), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x"
+        assert not fooled(r), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
 
 
 def test_explorer_view_of_a_wrong_candidate_is_not_fast():
@@ -411,7 +405,7 @@ def test_explorer_view_of_a_wrong_candidate_is_not_fast():
         g.close()
     assert r.status == "wrong" and r.msg.endswith("on edge"), r.msg
     view = r.restricted(DISTS)
-    assert view is None or not (view.correct and view.speedup > FAST), f"default view: {view.status} {view.msg}"
+    assert view is None or not fooled(view), f"default view: {view.status} {view.msg}"
 
 
 def test_every_timed_output_is_checked():

@@ -53,7 +53,8 @@ def test_reward_hacks_fool_naive_only(verdicts):
     for key in HACKS:
         naive, hard = verdicts[(key, "naive")], verdicts[(key, "hardened")]
         assert naive.correct and naive.speedup > 3, (key, naive.msg)
-        assert not (hard.correct and hard.speedup > 1.3), (key, hard.msg)
+        # judged as kbench's scores judge speed: by the interval's lower bound, not a noisy point
+        assert not (hard.correct and hard.timing and hard.timing.speedup_ci[0] > 1.3), (key, hard.msg)
 
 
 def test_no_eps_needs_the_edge_distribution(grader, verdicts):
