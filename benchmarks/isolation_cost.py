@@ -61,7 +61,7 @@ def worker_cycle(n: int) -> Table:
                   caption="layers active: " + " | ".join(", ".join(sorted(ls)) for ls in sorted(layers)))
     for label, xs in (("Worker('candidate') (fork from the fork server)", start),
                       ("first request: load a trivial source (waits for the worker's set-up and confinement)", first),
-                      ("close (exit request, join, remove its temp dir)", close)):
+                      ("close (kill, join, remove its temp dir)", close)):
         table.add_row(label, f"{statistics.median(xs) * 1e3:.1f} ms", f"{sorted(xs)[int(0.9 * (len(xs) - 1))] * 1e3:.1f} ms",
                       f"{max(xs) * 1e3:.1f} ms", "")
     m = statistics.median(total)
