@@ -277,11 +277,15 @@ async def test_palette_runs_a_key_and_themes_switch() -> None:
         await pilot.pause(0.3)
         assert app.main_screen.query_one("#diff-pane").display
         tree = app.main_screen.query_one("#tree")
+        first = tree.root.children[0].children[0].children[0]
+        before = first.label.plain
         app.theme = "textual-light"
         await pilot.pause()
-        assert str(tree.root.children[0].children[0].children[0].label.spans or "") is not None
+        assert app.theme == "textual-light" and app.current_theme.dark is False
+        assert first.label.plain == before and before  # the badges survive a theme change
         app.theme = "textual-dark"
         await pilot.pause()
+        assert app.current_theme.dark is True
 
 
 async def test_code_follows_light_and_dark_and_the_theme_is_remembered() -> None:
