@@ -12,6 +12,7 @@ stop it on their own). Whatever the mode, the user's machine and the grading pro
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
   * the results database is byte-for-byte what it was (same rows, no trigger);
+  * no secret of the grading process (its multiprocessing authkey) shows in the verdict;
   * a canary in the grading process's environment, and in a ``.env`` file beside the grading script (the
     user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
@@ -77,6 +78,8 @@ ATTACKS: list[Attack] = [
     Attack("s6_inherited_environ.py", ESCAPE, "the worker's environment must not carry the grader's secrets"),
     Attack("s7_sys_path_files.py", ESCAPE, "files beside the grading script (on PYTHONPATH) must not be "
            "readable by the candidate", ("naive", "gate-off")),
+    Attack("s8_multiprocessing_authkey.py", ESCAPE, "the grading process's multiprocessing authkey must not "
+           "reach the worker", ("naive", "gate-off")),
     Attack("p1_arena_truncate.py", REPLY, "truncating the shared arena must not SIGBUS the grading process"),
     Attack("p2_huge_type_name.py", REPLY, "a 700 MB type name echoed in the reply must not take the grader past "
            "1 GiB (or its time-out)", limits={"timeout_s": 10.0}),
@@ -199,6 +202,9 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     assert proc.returncode == 0 and result is not None, (
         f"{where}: the grading process died (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
     assert canary not in proc.stdout + proc.stderr, f"{where}: the grader's environment leaked: {result['msg'][:200]}"
+    reported = json.dumps({k: result[k] for k in ("msg", "trials")})
+    for secret in result.get("secrets", []):
+        assert secret not in reported, f"{where}: a secret of the grading process leaked: {result['msg'][:120]}"
     assert _db_state(db) == db_before, f"{where}: the results database changed"
     assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
     assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
