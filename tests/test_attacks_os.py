@@ -77,9 +77,9 @@ ATTACKS: list[Attack] = [
     Attack("s5_proc_environ.py", ESCAPE, "/proc/<grader>/environ read through dir_fd must not leak the canary"),
     Attack("s6_inherited_environ.py", ESCAPE, "the worker's environment must not carry the grader's secrets"),
     Attack("s7_sys_path_files.py", ESCAPE, "files beside the grading script (on PYTHONPATH) must not be "
-           "readable by the candidate", ("naive", "gate-off")),
+           "readable by the candidate"),
     Attack("s8_multiprocessing_authkey.py", ESCAPE, "the grading process's multiprocessing authkey must not "
-           "reach the worker", ("naive", "gate-off")),
+           "reach the worker"),
     Attack("p1_arena_truncate.py", REPLY, "truncating the shared arena must not SIGBUS the grading process"),
     Attack("p2_huge_type_name.py", REPLY, "a 700 MB type name echoed in the reply must not take the grader past "
            "1 GiB (or its time-out)", limits={"timeout_s": 10.0}),

@@ -204,12 +204,18 @@ def read_roots() -> list[str]:
 
 
 def _find_roots() -> list[str]:
+    """The installation only: the prefixes, the standard library and site-packages, numpy and kbench.
+    Not the other sys.path entries: those are the user's (the grading script's folder, PYTHONPATH, a
+    checkout with its .env files), and a worker imports nothing from them."""
+    import sysconfig
+
     import numpy
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(__file__)),
              os.path.dirname(numpy.__file__), "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
              "/etc/ld.so.cache", "/sys/devices/system/cpu"}
-    roots.update(p for p in sys.path if os.path.isabs(p))
+    paths = sysconfig.get_paths()
+    roots.update(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)
     return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
 
 

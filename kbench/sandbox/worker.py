@@ -129,7 +129,13 @@ def _setup(conn: Any, cfg: dict[str, Any]) -> tuple[_CappedWriter, socket.socket
     for var in ("TMPDIR", "TMP", "TEMP", "HOME"):
         os.environ[var] = cfg["workdir"]
     tempfile.tempdir = cfg["workdir"]
-    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.isabs(p)]
+    roots = tuple(r.rstrip(os.sep) + os.sep for r in _confine.read_roots())
+    sys.path[:] = [p for p in sys.path if os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+    # The grading process's multiprocessing key (it authenticates connections to its listeners and
+    # managers) came with the process object: replace it before any candidate code can read it.
+    import multiprocessing
+
+    multiprocessing.current_process().authkey = os.urandom(32)
     try:
         import ctypes
 
