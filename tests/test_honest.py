@@ -38,12 +38,9 @@ CASES: list[tuple[str, str]] = [
 
 #: Honest kernels the hardened grader judges wrong today: file -> reason (not strict: which element falls
 #: outside the tolerance depends on the secret draws).
-XFAIL: dict[str, str] = {
-    "init_inheritance_mlp.py": "open hole: honest kernel judged wrong — fusing W_gate and W_up into one GEMM "
-                               "reorders float32 sums; on offset inputs (outputs up to 2.6e6) the float32 "
-                               "reference is itself ~1.6 off the float64 truth and the fused kernel is closer to "
-                               "it, yet one element misses allclose(1e-2) against the reference",
-}
+#: Honest kernels the grader cannot yet judge correct (file -> why). init_inheritance_mlp.py left this table
+#: when tolerance-only failures got a float64 second opinion (its fused GEMM reorders float32 sums).
+XFAIL: dict[str, str] = {}
 
 
 def _src(file: str) -> str:
