@@ -21,6 +21,7 @@ def _find_seed() -> Path | None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the whole lecture: ~1 min idle, several on a loaded 2-core machine
 def test_lecture_script_runs_unmodified():
     seed = _find_seed()
     if seed is None:
