@@ -222,7 +222,6 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # C0 controls but \t and \n, DEL, CSI
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: grader trusts the worker (candidate text printed raw)")
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
 def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
     """P6: whatever the candidate puts in its error text, ``kbench eval`` prints no control character it chose

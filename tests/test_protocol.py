@@ -149,3 +149,11 @@ def test_grading_process_peak_rss_stays_under_1_gib_whatever_a_candidate_replies
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert set(out["statuses"].values()) == {"runtime_error"}, out
     assert out["maxrss_kib"] < (1 << 20), out  # ru_maxrss is in KiB on Linux
+
+
+def test_candidate_text_is_made_harmless():
+    raw = json.dumps({"type": "Failure", "error": "RuntimeError: \x1b[2J\x1b]52;c;eA==\x07 fake \u202e verdict",
+                      "kind": "error", "stdout_bytes": 0}).encode()
+    reply = P.decode(raw, P.Called)
+    assert isinstance(reply, P.Failure)
+    assert reply.error.isprintable() and "\\x1b[2J" in reply.error and "\\u202e" in reply.error

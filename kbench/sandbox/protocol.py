@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -215,12 +216,27 @@ def short(s: object, n: int = MAX_TEXT) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _visible(ch: str) -> str:
+    if ch in "\t\n" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\u2028"
+                            or ch == "\u2029"):
+        return ch
+    return ch.encode("unicode_escape").decode("ascii") if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
+def harmless(text: str) -> str:
+    """``text`` with every control and format character written out as an escape (``\\x1b``): a
+    candidate's message reaches terminals, logs and spreadsheets, and must not drive any of them."""
+    if text.isprintable():
+        return text
+    return "".join(_visible(ch) for ch in text)
+
+
 # ------------------------------------------------------------------------------------------ grading side
 
 def _text(v: Any, n: int = MAX_TEXT) -> str:
     if not isinstance(v, str):
         raise ProtocolError("a text field is not a string")
-    return short(v, n)
+    return short(harmless(v[: 4 * n]), n)
 
 
 def _int(v: Any, lo: int = 0, hi: int = 1 << 63) -> int:
