@@ -80,6 +80,7 @@ def test_a_clear_40x_stops_after_a_few_pairs_and_a_near_one_keeps_sampling():
     assert stop_reason(ref, cand, 0.5, 10, 80, 1.5, 0.002) is None  # straddles 1.0, not precise, budget left
     assert stop_reason(ref, cand, 1.6, 10, 80, 1.5, 0.002) is None  # an undecided interval gets extra time
     assert stop_reason(ref, cand, 10.0, 10, 80, 1.5, 0.002) == "budget"
+    assert stop_reason(ref, cand, 1.6, 10, 80, 1.5, 0.002, other_load=0.9) == "budget"  # contended: no extension
     assert stop_reason(ref * 4, cand * 4, 0.5, 10, 80, 1.5, 0.002) == "max_runs"
 
 

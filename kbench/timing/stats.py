@@ -13,7 +13,8 @@ Stopping rule that answers the question (``stop_reason``): fast_p asks whether t
 each p of ``DECISION_POINTS``. Once the interval lies clear of every one of them (by ``DECISION_MARGIN``)
 the answer is known and sampling stops, after only ``EARLY_MIN_RUNS`` pairs when it is far from all of
 them: a 40x kernel needs no ±2 % interval. An interval that still straddles a threshold when the budget
-runs out gets up to ``EXTEND_FACTOR`` times the budget: near 1.0x more pairs are worth their time.
+runs out gets up to ``EXTEND_FACTOR`` times the budget on a quiet machine: near 1.0x more pairs are
+worth their time (under contention it is widened and flagged instead).
 
 Contention (another process on the machine, a candidate's thread) makes samples heavy-tailed and
 time-correlated. ``contended`` notices it from the spread of the samples or from other processes' CPU
@@ -178,7 +179,7 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
         return "max_runs"
     if n < min(EARLY_MIN_RUNS, min_runs):
         return None
-    ci, _ = honest_ci(t_ref, t_cand, other_load, rng)
+    ci, noisy = honest_ci(t_ref, t_cand, other_load, rng)
     point = speedup_point(t_ref, t_cand)
     if n < min_runs:
         return "decided" if far_from_thresholds(ci, points) else None
@@ -186,6 +187,8 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
         return "precise"
     if decided(ci, points):
         return "decided"
-    if elapsed >= budget_s * EXTEND_FACTOR:
+    # More pairs help an undecided interval on a quiet machine; under contention the interval is widened
+    # and flagged instead, and the extra time would buy little but wall time.
+    if elapsed >= budget_s * (1.0 if noisy else EXTEND_FACTOR):
         return "budget"
     return None
