@@ -14,6 +14,7 @@ from textual.content import Content
 from kbench.grading.pipeline import Cancelled
 from kbench.core.library import Candidate
 from kbench.core.results import Result
+from kbench.sandbox.confine import LAYERS
 
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
 from ..model import Model
@@ -162,6 +163,7 @@ class EvaluationMixin:
                 lines.append(log.result_line(f"verdict on the {n_on} enabled: ", view.result, bold=True))
         else:
             lines = [log.result_line(f"verdict, {result.mode}: ", result, bold=True)]
+        lines.append(log.note(isolation_text(result), "text-muted" if full_isolation(result) else "text-warning"))
         self.log_to(c, lines)
 
     def _check_store_notice(self) -> None:
@@ -201,3 +203,15 @@ class EvaluationMixin:
         screen = self.app.screen  # type: ignore[attr-defined]
         if screen is not self:
             screen.post_message(ModelChanged())
+
+
+def full_isolation(result: Result) -> bool:
+    return set(LAYERS) <= set(result.isolation)
+
+
+def isolation_text(result: Result) -> str:
+    """Which OS layers confined the candidate's worker, and which were missing (never silent)."""
+    if not result.isolation:
+        return "   isolation: not recorded (decided before a worker started)"
+    missing = [name for name in LAYERS if name not in result.isolation]
+    return "   isolation: " + ", ".join(result.isolation) + (f" (missing: {', '.join(missing)})" if missing else "")

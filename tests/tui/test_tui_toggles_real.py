@@ -43,6 +43,10 @@ async def test_edge_on_makes_no_eps_wrong() -> None:
         c = await _evaluate(pilot, "L1_layernorm/no_eps")
         tree = app.main_screen.query_one("#tree")
         assert app.model.verdict(c).result.status == "correct"
+        # the log names the OS layers that confined the candidate, as the result recorded them
+        isolation = app.model.full(c).isolation
+        assert "seccomp" in isolation and "landlock" in isolation
+        assert "isolation: " + ", ".join(isolation) in app.main_screen.query_one("#log").plain
         await pilot.press("7")
         assert not app.main_screen.scheduler.busy
         assert app.model.verdict(c).result.status == "wrong"
