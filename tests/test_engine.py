@@ -228,3 +228,19 @@ def test_float64_second_opinion_forgives_rounding_not_bugs():
     first = compare(zeros, tiny)
     assert first.degenerate and not first.ok
     assert not recheck_against_exact(zeros, tiny, tiny.astype(np.float64), 1e-2, 1e-2, first).ok
+
+
+def test_candidate_stdout_is_kept_capped_and_escaped():
+    import dataclasses
+
+    from kbench import evaluate
+
+    src = ("def forward(x, params, alloc):\n    print('step one \\x1b[31mred')\n    print('z' * 5000)\n"
+           "    return x['x'] * 0.5 * (1 + np.tanh(0.7978845608 * (x['x'] + 0.044715 * x['x'] ** 3)))\n")
+    events = []
+    r = evaluate("L1_gelu", src, dataclasses.replace(HARDENED, timing=None), "printer", on_event=events.append)
+    assert r.stdout.startswith("step one \\x1b[31mred\n") and "\x1b" not in r.stdout
+    assert len(r.stdout) <= 2000
+    line = next(e.message for e in events if e.step == "stdout")
+    assert line.startswith("printed: step one") and "more characters" in line
+    assert r.to_dict()["stdout"] == r.stdout

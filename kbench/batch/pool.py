@@ -15,7 +15,6 @@ fresh pool; a sample whose grading process dies twice is reported as not graded 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import multiprocessing
 import signal
 import sys
@@ -28,6 +27,7 @@ from typing import Iterator
 from kbench.batch.samples import Job
 from kbench.core.results import Result
 from kbench.grading.lanes import TimingLane
+from kbench.sandbox.server import no_main_module
 
 #: A sample in flight when its grading process died is tried this many times in all.
 ATTEMPTS = 2
@@ -70,19 +70,6 @@ def grade_here(job: Job) -> Result:
         return evaluate(c.task, c.src, job.mode, c.name, grader=_grader, timing_lane=_lane.timing)
 
 
-@contextlib.contextmanager
-def _no_main_module() -> Iterator[None]:
-    """Spawned processes re-import the caller's main script unless ``__main__`` looks empty; a script
-    without a ``__main__`` guard would otherwise run again in every pool process."""
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
-
-
 @dataclass
 class NotGraded(Result):
     """The grading machinery failed on a sample (its grading process kept dying, a grading bug, a lost
@@ -114,7 +101,7 @@ class LocalPool:
         pending = list(jobs)
         while pending:
             pool = self._start()
-            with _no_main_module():  # pool processes are spawned on submit
+            with no_main_module():  # pool processes are spawned on submit
                 futures = {pool.submit(grade_here, j): j for j in pending}
             pending = []
             broken = False

@@ -11,7 +11,7 @@ from typing import Any, Callable, Literal
 Status = Literal["compile_error", "runtime_error", "wrong", "rejected", "correct"]
 STATUSES: tuple[Status, ...] = ("compile_error", "runtime_error", "wrong", "rejected", "correct")
 
-Step = Literal["start", "static", "load", "init", "trial", "timing", "verdict"]
+Step = Literal["start", "static", "load", "init", "trial", "timing", "stdout", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,7 @@ class Result:
     elapsed: float = 0.0
     overhead: dict[str, float] = field(default_factory=dict)  # seconds not spent running kernels
     isolation: tuple[str, ...] = ()  # the sandbox's OS layers active in the candidate's worker
+    stdout: str = ""  # the head of what the candidate printed (capped, control characters escaped)
 
     @property
     def correct(self) -> bool:
@@ -139,14 +140,14 @@ class Result:
         bad = next((t for t in kept if not t.ok), None)
         if bad is not None:
             return Result(self.task, self.cand_name, self.mode, want, "wrong", f"{bad.message} on {bad.dist}", kept,
-                          None, self.elapsed, dict(self.overhead))
+                          None, self.elapsed, dict(self.overhead), self.isolation, self.stdout)
         if self.status == "wrong":
             if self.timing is None:
                 return None  # correct on what is left, but its speed was never measured
             return Result(self.task, self.cand_name, self.mode, want, "correct", f"{self.timing.speedup:.2f}x", kept,
-                          self.timing, self.elapsed, dict(self.overhead), self.isolation)
+                          self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout)
         return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
-                      self.elapsed, dict(self.overhead), self.isolation)
+                      self.elapsed, dict(self.overhead), self.isolation, self.stdout)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -36,6 +36,10 @@ from kbench.timing.interleaved import TimedCall, TimingAborted
 TimingLaneHook = Callable[[], ContextManager["int | None"]]
 
 
+#: How long the end-of-run stdout read may take (it is a memory read in a worker that is otherwise idle).
+STDOUT_READ_S = 1.0
+
+
 class Cancelled(Exception):
     """The caller's cancel event was set; the evaluation stopped between two steps."""
 
@@ -96,6 +100,22 @@ class _Run:
             msg = f"timed out after {self.mode.timeout_s:g} s" if e.kind == "timeout" else str(e)
             raise _Verdict("runtime_error", msg) from None
 
+    def read_stdout(self) -> str:
+        """The head of what the candidate printed, asked once at the end (a dead or stuck worker: none).
+        Shown in the log as one event and kept in the result (capped, control characters escaped)."""
+        w = self.worker
+        if w is None or w.dead or (self.cancel is not None and self.cancel.is_set()):
+            return ""
+        try:
+            reply = w.call(P.ReadStdout(), STDOUT_READ_S)
+        except WorkerError:
+            return ""
+        if not isinstance(reply, P.Printed) or not reply.head:
+            return ""
+        more = reply.stdout_bytes - len(reply.head)
+        self.emit("stdout", "printed: " + reply.head.rstrip("\n") + (f" … (+{more} more characters)" if more > 0 else ""))
+        return reply.head
+
     # -- steps -------------------------------------------------------------------------------------
 
     def _watch_cancel(self, done: threading.Event) -> None:
@@ -147,6 +167,7 @@ class _Run:
                 raise Cancelled() from None  # a killed worker's error is the cancel, not a verdict
             status, msg = v.status, v.msg
         finally:
+            printed = self.read_stdout()
             for w in (self.worker, self.ref_timer):
                 if w is not None:
                     w.close()
@@ -154,6 +175,7 @@ class _Run:
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
         result.isolation = self.isolation
+        result.stdout = printed
         ci = self.timing.speedup_ci if self.timing else None
         self.emit("verdict", f"{status}: {msg}" if status != "correct" else
                   f"correct, {self.timing.speedup:.2f}x (95% CI {ci[0]:.2f}-{ci[1]:.2f})" if self.timing and ci

@@ -23,6 +23,7 @@ import numpy as np
 MAX_HEADER_BYTES = 64 << 10
 MAX_TEXT = 300  # longest message kept from a worker
 MAX_NAME = 40  # longest input/param name kept
+STDOUT_HEAD = 2000  # longest head of a candidate's printed output kept
 MAX_NAMES = 16
 MAX_DIMS = 8
 MAX_SAMPLES = 100_000
@@ -64,6 +65,11 @@ class Call:
 @dataclass(frozen=True)
 class VerifyParams:
     """Are the kept parameter sets still as ``init`` left them?"""
+
+
+@dataclass(frozen=True)
+class ReadStdout:
+    """What the candidate printed so far: its first characters (the worker keeps a bounded head)."""
 
 
 @dataclass(frozen=True)
@@ -183,14 +189,20 @@ class NaiveTimes:
     stdout_bytes: int = 0
 
 
-Reply = Hello | Failure | Loaded | ParamsKept | ParamsVerified | Called | NaiveTrialDone | NaiveTimes
+@dataclass(frozen=True)
+class Printed:
+    head: str  # control characters escaped, at most STDOUT_HEAD characters
+    stdout_bytes: int = 0
+
+
+Reply = Hello | Failure | Loaded | ParamsKept | ParamsVerified | Called | NaiveTrialDone | NaiveTimes | Printed
 
 #: The reply each request expects (a ``Failure`` is always possible).
 EXPECTED: dict[type, type] = {Load: Loaded, SetParams: ParamsKept, Call: Called, VerifyParams: ParamsVerified,
-                              NaiveTrial: NaiveTrialDone, NaiveTime: NaiveTimes}
+                              NaiveTrial: NaiveTrialDone, NaiveTime: NaiveTimes, ReadStdout: Printed}
 
 _REPLY_TYPES: dict[str, type] = {t.__name__: t for t in (Hello, Failure, Loaded, ParamsKept, ParamsVerified,
-                                                          Called, NaiveTrialDone, NaiveTimes)}
+                                                          Called, NaiveTrialDone, NaiveTimes, Printed)}
 
 
 # ------------------------------------------------------------------------------------------ worker side
@@ -314,6 +326,7 @@ _PARSERS: dict[type, Any] = {
                                              _opt_float(h["max_rel_err"]), _text(h["raised"]),
                                              _int(h["stdout_bytes"])),
     NaiveTimes: lambda h: NaiveTimes(_floats(h["ref"]), _floats(h["cand"]), _int(h["stdout_bytes"])),
+    Printed: lambda h: Printed(_text(h["head"], STDOUT_HEAD), _int(h["stdout_bytes"])),
 }
 
 

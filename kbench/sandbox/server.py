@@ -125,9 +125,10 @@ def prestart() -> None:
 
 
 @contextlib.contextmanager
-def _no_main_module() -> Iterator[None]:
-    """Start workers without re-importing the caller's main script: multiprocessing would run it (as
-    ``__mp_main__``) in every worker — the lecture script's imports alone cost ~25 ms per worker."""
+def no_main_module() -> Iterator[None]:
+    """Start processes without re-importing the caller's main script: multiprocessing would run it (as
+    ``__mp_main__``) in every worker — the lecture script's imports alone cost ~25 ms per worker — and a
+    script without a ``__main__`` guard would run again in every spawned pool process."""
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
@@ -189,7 +190,7 @@ class Worker:
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
         try:
-            with _ctx_lock, _no_main_module():
+            with _ctx_lock, no_main_module():
                 self.proc.start()
         except BaseException:
             shutil.rmtree(self.workdir, ignore_errors=True)

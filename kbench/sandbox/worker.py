@@ -177,6 +177,7 @@ def _setup(conn: Any, cfg: dict[str, Any]) -> tuple[_CappedWriter, socket.socket
 class _State:
     def __init__(self, fds: socket.socket) -> None:
         self.fds = fds
+        self.writer: _CappedWriter | None = None
         self.arena: Any = None
         self.arena_id = -1
         self.fns: dict[str, Any] = {}
@@ -309,8 +310,12 @@ def _naive_time(st: _State, req: P.NaiveTime, staged: P.Staged) -> tuple[P.Reply
                            st.params[req.pset_id], st.pool, req), []
 
 
+def _stdout(st: _State, req: P.ReadStdout, staged: Any) -> tuple[P.Reply, list]:
+    return P.Printed("".join(st.writer.head)[: P.STDOUT_HEAD] if st.writer is not None else ""), []
+
+
 _HANDLERS = {P.Load: _load, P.SetParams: _params, P.Call: _call, P.VerifyParams: _verify,
-             P.NaiveTrial: _naive_trial, P.NaiveTime: _naive_time}
+             P.NaiveTrial: _naive_trial, P.NaiveTime: _naive_time, P.ReadStdout: _stdout}
 
 
 def _send(conn: Any, reply: P.Reply, arrays: list, stdout_bytes: int) -> None:
@@ -324,6 +329,7 @@ def _send(conn: Any, reply: P.Reply, arrays: list, stdout_bytes: int) -> None:
 def main(conn: Any, cfg: dict[str, Any]) -> None:
     writer, fds, hello = _setup(conn, cfg)
     st = _State(fds)
+    st.writer = writer
     try:
         conn.send_bytes(P.encode(hello))
     except (OSError, ValueError):
