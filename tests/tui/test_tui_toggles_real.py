@@ -52,3 +52,26 @@ async def test_edge_on_makes_no_eps_wrong() -> None:
         assert app.model.verdict(c).result.status == "wrong"
         assert "edge" in app.model.verdict(c).result.msg
         assert "✗ wrong" in tree.cursor_node.label.plain
+
+
+async def test_what_a_candidate_prints_shows_in_its_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kbench_tui.model import cid
+
+    (tmp_path / "L1_gelu").mkdir()
+    (tmp_path / "L1_gelu" / "chatty.py").write_text(
+        '"""Honest GELU that talks."""\n'
+        "def forward(x, params, alloc):\n"
+        "    a = x['x']\n"
+        "    print('inner loop done \\x1b[2J')\n"
+        "    return 0.5 * a * (1 + np.tanh(0.7978845608 * (a + 0.044715 * a ** 3)))\n")
+    app = make_app(evaluate=None, candidate_dirs=[tmp_path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        c = next(c for c in app.model.candidates if c.name == "chatty")
+        app.main_screen.query_one("#tree").select_data(("cand", cid(c)))
+        await pilot.pause()
+        await pilot.press("e")
+        await idle(pilot, timeout=90)
+        log = app.main_screen.query_one("#log").plain
+        assert "printed: inner loop done \\x1b[2J" in log  # shown, and escaped: it cannot clear the screen
+        assert app.model.full(c).stdout.startswith("inner loop done")
