@@ -227,12 +227,11 @@ CASES: list[tuple[str, str, V, V, str]] = [
      "reference gets one core, the candidate all of them (about 1.8x on an idle 2-core machine; a loaded one "
      "hides it)"),
     ("t5_gamble_on_sampled_checks.py", "L1_diag_matmul",
-     V("runtime_error", r"^timed out after 15 s$"),
-     H("wrong|runtime_error", r"^timed call \d+ returned a wrong output .*correct only while being checked$|"
-                              r"timed out after"),
-     "skips the work on a random 60% of timed calls: naive sizes its run count from warm-up calls that were "
-     "skipped, then grinds through hundreds of 110 ms honest ones to its time-out; hardened checks "
-     "every timed output, so the first skipped call is caught; a loaded machine may run out of the 15 s first"),
+     V("correct"),
+     H("wrong", r"^timed call \d+ returned a wrong output .*correct only while being checked$"),
+     "skips the work on a random 60% of timed calls: naive's trials are honest and its timing never looks at "
+     "an output (correct; its speed depends on how many warm-up calls were skipped, so none is asserted); "
+     "hardened checks every timed output, so the first skipped call is caught"),
     ("t6_fail_on_purpose.py", GELU,
      V("correct"),
      H("correct", r"^\d+\.\d\dx$"),
@@ -245,7 +244,7 @@ CASES: list[tuple[str, str, V, V, str]] = [
 LIMITS: dict[str, dict] = {
     "spin.py": {"timeout_s": 3.0},
     "memory_bomb.py": {"memory_limit_mb": 1024},
-    "t5_gamble_on_sampled_checks.py": {"timeout_s": 15.0},
+    "t5_gamble_on_sampled_checks.py": {"timeout_s": 90.0},  # naive must finish its 100 runs, idle or loaded
 }
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
