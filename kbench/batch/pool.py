@@ -17,9 +17,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import signal
-import sys
 import threading
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator

@@ -210,7 +210,7 @@ class _Run:
             self.ask(P.Load(self.task.ref_src, "ref"))
         reply = self.ask(P.Load(self.src, "cand"))
         if not isinstance(reply, P.Loaded):
-            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            error = P.error_of(reply)
             self.emit("load", error, False)
             raise _Verdict("compile_error", error)
         self.check_threads("load", "after load")
@@ -283,8 +283,7 @@ class _Run:
         pset_id, _ = self.g.params(self.task, kind, draw)
         x = self.g.inputs(self.task, i, dist)
         reply = self.ask(P.NaiveTrial(pset_id, x, self.mode.atol, self.mode.rtol, self.mode.alloc))
-        msg = reply.error if isinstance(reply, P.Failure) else \
-            reply.raised if isinstance(reply, P.NaiveTrialDone) else "unexpected reply"
+        msg = reply.raised if isinstance(reply, P.NaiveTrialDone) else P.error_of(reply)
         if msg or not isinstance(reply, P.NaiveTrialDone):
             self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
             raise _Verdict("runtime_error", msg)
@@ -311,7 +310,7 @@ class _Run:
     def judge(self, reply: P.Reply, ref: np.ndarray, where: str, x: dict, params: dict) -> Comparison:
         """Hygiene first (any breach ends the run), then the numeric comparison."""
         if not isinstance(reply, P.Called):
-            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            error = P.error_of(reply)
             self.emit("trial", f"{where}: {error}", False)
             raise _Verdict("runtime_error", error)
         self.check_hygiene(reply, "trial", where)
@@ -361,7 +360,7 @@ class _Run:
         reply = self.ask(P.NaiveTime(pset_id, x, tp.warmup, tp.min_runs, tp.max_runs,
                                      min(tp.budget_s, self.remaining())))
         if not isinstance(reply, P.NaiveTimes):
-            raise _Verdict("runtime_error", reply.error if isinstance(reply, P.Failure) else "unexpected reply")
+            raise _Verdict("runtime_error", P.error_of(reply))
         ref, cand = list(reply.ref), list(reply.cand)
         if not ref or not cand:
             raise _Verdict("runtime_error", "timing returned no samples")
@@ -416,7 +415,7 @@ class _Run:
         finally:
             self.worker.resume()
         if not isinstance(reply, P.Called) or reply.output is None:
-            error = reply.error if isinstance(reply, P.Failure) else "no output"
+            error = P.error_of(reply, "no output")
             raise _Verdict("runtime_error", f"reference failed while timing: {error}")
         t = (reply.t1 - reply.t0) / 1e9
         return TimedCall(t, reply.output, (reply.t_recv - reply.t_send) / 1e9 - t)
@@ -425,7 +424,7 @@ class _Run:
         self.timed_input = (x, self.g.params(self.task, "default", -1)[1])
         reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
         if not isinstance(reply, P.Called):
-            error = reply.error if isinstance(reply, P.Failure) else "unexpected reply"
+            error = P.error_of(reply)
             raise _Verdict("runtime_error", f"while timing: {error}")
         self.check_hygiene(reply, "timing", "while timing")
         self.check_threads("timing", "after a timed call")

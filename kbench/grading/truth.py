@@ -174,7 +174,7 @@ def give_params(worker: Worker, pset_id: str, params: dict, timeout: float) -> N
 
 
 def _error(reply: P.Reply) -> str:
-    return reply.error if isinstance(reply, P.Failure) else f"unexpected {type(reply).__name__} reply"
+    return P.error_of(reply, f"unexpected {type(reply).__name__} reply")
 
 
 def out_bytes(task: Task) -> int:

@@ -197,6 +197,12 @@ class Printed:
 
 Reply = Hello | Failure | Loaded | ParamsKept | ParamsVerified | Called | NaiveTrialDone | NaiveTimes | Printed
 
+def error_of(reply: Reply, otherwise: str = "unexpected reply") -> str:
+    """What went wrong, for a reply that is not the one a request expected: a ``Failure``'s error, else
+    ``otherwise``."""
+    return reply.error if isinstance(reply, Failure) else otherwise
+
+
 #: The reply each request expects (a ``Failure`` is always possible).
 EXPECTED: dict[type, type] = {Load: Loaded, SetParams: ParamsKept, Call: Called, VerifyParams: ParamsVerified,
                               NaiveTrial: NaiveTrialDone, NaiveTime: NaiveTimes, ReadStdout: Printed}

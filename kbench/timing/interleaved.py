@@ -26,7 +26,7 @@ from kbench.core.results import Timing
 from kbench.core.tasks import Task
 from kbench.timing import roofline
 from kbench.timing.load import LoadMeter
-from kbench.timing.stats import EARLY_MIN_RUNS, contains_one, contended, honest_ci, pair_orders, speedup_point, stop_reason
+from kbench.timing.stats import EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders, speedup_point, stop_reason
 
 #: A gap between the candidate's reported kernel time and the grader's round trip this large (relative to the
 #: reference worker's own round-trip overhead, or absolute, or relative to the kernel) means the candidate's
@@ -60,7 +60,7 @@ Emit = Callable[[str, "bool | None"], None]
 
 
 def audit_candidate_clock(cand_t: list[float], over_cand: list[float], over_ref: list[float],
-                          emit: Emit, contended: bool = False) -> list[float]:
+                          emit: Emit) -> list[float]:
     """Candidate kernel times the grader believes, given the round-trip overheads both workers showed."""
     ref_over = float(np.median(over_ref))
     extra = float(np.median(over_cand)) - ref_over
@@ -72,7 +72,7 @@ def audit_candidate_clock(cand_t: list[float], over_cand: list[float], over_ref:
         return [max(t, t + o - ref_over) for t, o in zip(cand_t, over_cand)]
     # Charged under contention too: load makes the two round trips differ by noise, and charging it can
     # only make a candidate look slower; not charging it let a clock that under-reports by 30 % read 1.42x
-    # [1.33-1.43] on a loaded machine (timer_patch_subtle, gate off). ``contended`` only labels the reason.
+    # [1.33-1.43] on a loaded machine (timer_patch_subtle, gate off).
     if extra > max(CLOCK_CHARGE_ABS_S, CLOCK_CHARGE_REL_KERNEL * kernel):
         return [t + extra for t in cand_t]
     return cand_t
@@ -137,7 +137,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t)
-    cand_t = audit_candidate_clock(cand_t, over_cand, over_ref, emit, contended(ref_t, cand_t, other))
+    cand_t = audit_candidate_clock(cand_t, over_cand, over_ref, emit)
     t_cand = float(np.median(cand_t))
     implausible = roofline.implausibility(task, t_cand)
     if implausible:
