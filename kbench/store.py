@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -28,6 +27,7 @@ from typing import Any
 
 import platformdirs
 
+from kbench.core.strict_json import dumps
 from kbench.core import machine
 from kbench.core import modes as modes_mod
 from kbench.core.modes import Mode
@@ -321,7 +321,7 @@ class Store:
         records = [_record(s) for s in self.all()]
         json_path, csv_path = directory / f"{base}.json", directory / f"{base}.csv"
         with open(json_path, "x", encoding="utf-8") as f:
-            json.dump(_finite(records), f, indent=2)
+            f.write(dumps(records, indent=2))
         with open(csv_path, "x", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
             w.writeheader()
@@ -385,12 +385,3 @@ def _record(s: StoredResult) -> dict[str, Any]:
             "trials": [dataclasses.asdict(x) for x in r.trials]}
 
 
-def _finite(x: Any) -> Any:
-    """NaN/inf become null: Python writes them as bare NaN, which strict JSON readers reject."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_finite(v) for v in x]
-    return x

@@ -158,7 +158,8 @@ def _eval(args: argparse.Namespace) -> int:
         if not 0 < args.timeout <= 86400:
             return _fail("--timeout must be a number of seconds between 0 and 86400")
         mode = dataclasses.replace(mode, timeout_s=args.timeout)
-    from kbench_cli.eval_output import StepPrinter, dumps
+    from kbench.core.strict_json import dumps
+    from kbench_cli.eval_output import StepPrinter
 
     if args.json:
         result = evaluate(TASK[args.task], src, mode, Path(args.file).stem)

@@ -1,36 +1,16 @@
-"""What ``kbench eval`` prints: strict JSON, the streamed step log, and a "still running" line.
-
-Strict JSON: ``json`` would write ``Infinity``/``NaN`` for non-finite floats (an infinite error, say),
-which jq, ``JSON.parse`` and every strict parser reject; they become ``null``.
+"""What ``kbench eval`` prints besides its JSON (``kbench.core.strict_json``): the streamed step log, a
+"still running" line, and "did you mean" for mistyped names.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-import math
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 HEARTBEAT_S = 5.0  # a silent evaluation prints "still running" this often
-
-
-def strict(obj: Any) -> Any:
-    """``obj`` with every non-finite float replaced by None (tuples become lists)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): strict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [strict(v) for v in obj]
-    return obj
-
-
-def dumps(obj: Any) -> str:
-    """One line of strict JSON (raises on anything not representable rather than writing non-JSON)."""
-    return json.dumps(strict(obj), allow_nan=False, default=str)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 
+from kbench.core.strict_json import dumps
 from kbench.batch.scores import K_GRID, P_GRID, Score
 from kbench.core.results import STATUSES
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.json:
-            print(json.dumps([r.to_dict() for r in rows]))
+            print(dumps([r.to_dict() for r in rows]))
         elif args.csv:
             _csv(rows)
         else:

@@ -70,7 +70,7 @@ def test_eval_json_is_strict_json_with_null_for_non_finite_numbers(tmp_path):  #
 
 
 def test_strict_json_helper():  # type: ignore[no-untyped-def]
-    from kbench_cli.eval_output import dumps
+    from kbench.core.strict_json import dumps
 
     assert dumps({"a": float("inf"), "b": [float("nan"), 1.5], "c": (1, -float("inf"))}) == \
         '{"a": null, "b": [null, 1.5], "c": [1, null]}'
