@@ -28,7 +28,9 @@ TURNSTILE_NAME = "timing-lane.turnstile"
 
 
 def timing_cpu() -> int | None:
-    """The core timing is pinned to: the last of this process's cores (None on a one-core machine)."""
+    """The core timing is pinned to: the last of this process's cores (None on a one-core machine). The
+    candidate's worker and the reference's timing twin share it, so neither gets a cache the other lacks;
+    the grading process and the UI keep the others."""
     if not hasattr(os, "sched_getaffinity"):
         return None
     cpus = sorted(os.sched_getaffinity(0))

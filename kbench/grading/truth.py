@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -22,6 +21,7 @@ from kbench.core.distributions import sample
 from kbench.sandbox import protocol as P
 from kbench.sandbox.server import Worker
 from kbench.core.tasks import Task
+from kbench.grading.lanes import timing_cpu
 
 def name_key(name: str) -> int:
     """A seed component derived from a name, not a position: adding a task or a distribution leaves
@@ -70,8 +70,7 @@ class Grader:
         self.seed = seed if seed is not None else secrets.randbits(62)
         # Candidate and timing-reference workers share one core (the last), so neither gets a cache the
         # other lacks; the grading process and the UI keep the others.
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        self.cpu: int | None = cpus[-1] if len(cpus) > 1 else None
+        self.cpu: int | None = timing_cpu()
         self.blas_threads = blas_threads
         self.lock = threading.RLock()
         self._ref: Worker | None = None
