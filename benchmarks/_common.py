@@ -188,8 +188,11 @@ def header(title: str, what: str, monitor: bool = True) -> float:
     return time.perf_counter()
 
 
-def footer(t0: float) -> None:
+def footer(t0: float, *results: object) -> int:
+    """Print ``results`` (tables, sentences), then the run's wall time and load; 0, the script's exit code."""
     global _monitor
+    for r in results:
+        console.print(r)
     wall = time.perf_counter() - t0
     if _monitor is not None:
         console.print(f"[dim]CPU used by other processes during the run: {_monitor.stop()}[/]")
@@ -198,6 +201,7 @@ def footer(t0: float) -> None:
     console.print(f"[dim]benchmark wall time {wall:.1f} s · load avg at end {loadavg()}[/]")
     if busy:
         console.print("[yellow]other busy processes at end (numbers may be disturbed):[/]\n  " + "\n  ".join(busy))
+    return 0
 
 
 def verdict(ok: bool) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 if __name__ == "__main__":
-    from _common import console, footer, header, verdict
+    from _common import footer, header, verdict
     from rich.table import Table
 
 TARGET = 0.15
@@ -73,11 +73,8 @@ def main() -> int:
         table.add_row(f"kbench {name}", str(calls[name]), f"{s:.2f}", f"{s / rest:.1%}")
     table.add_row("kernels and the lecture's loop (the rest)", "", f"{rest:.2f}", "")
     table.add_row("demo 4 total", "", f"{total:.2f}", "")
-    console.print(table)
-    console.print(f"kbench's own work: {ours:.2f} s = {ours / rest:.1%} of the rest (target <= {TARGET:.0%}) "
-                  f"{verdict(ours / rest <= TARGET)}")
-    footer(t0)
-    return 0
+    return footer(t0, table, f"kbench's own work: {ours:.2f} s = {ours / rest:.1%} of the rest "
+                             f"(target <= {TARGET:.0%}) {verdict(ours / rest <= TARGET)}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import argparse
 import statistics
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any
 
 # Heavy imports only in the parent: sandbox workers start through multiprocessing's fork server, which
 # re-imports the parent's main module (as __mp_main__) in every worker; importing rich there would add

@@ -178,11 +178,9 @@ def main() -> int:
     if isinstance(pil, list) and pil:
         table.add_row("after the busy samples", "pilot.press + pilot.pause (Pilot idle waits included)", str(len(pil)),
                       f"{pct(pil, 50) * 1e3:.1f} ms", f"{pct(pil, 95) * 1e3:.1f} ms", f"{max(pil) * 1e3:.1f} ms", "")
-    console.print(table)
-    console.print(f"evaluate-all progress when sampling ended: {out.get('progress')}; busy samples taken while the "
-                  f"scheduler was idle: {out['not_busy']}; keys with no frame within 5 s: {out['timeouts']}")
-    footer(t0)
-    return 0
+    return footer(t0, table, f"evaluate-all progress when sampling ended: {out.get('progress')}; busy samples "
+                             f"taken while the scheduler was idle: {out['not_busy']}; keys with no frame within 5 s: "
+                             f"{out['timeouts']}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The adversarial regression suite: every known way a kernel games a grader, against both graders.
 
 Each kernel in ``tests/adversarial/`` is written as an attacker would write it; its docstring's first
-line names the trick and its id in ``/work/shared/notes/exploits.md``. ``CASES`` states, per kernel, what
-the naive grader (KernelBench v0) says and what the hardened grader must say, and why.
+line names the trick and its id in ``/work/shared/notes/exploits.md``. ``adversarial/cases.toml`` states,
+per kernel, what the naive grader (KernelBench v0) says and what the hardened grader must say, and why.
 
 Rules the hardened grader is held to (the issue's "done when"):
   * no kernel here is judged correct *and* faster than 1.3x;
@@ -24,6 +24,7 @@ import os
 import re
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,202 +51,41 @@ class V:
     no_gate: "V | None" = None  # hardened only: the verdict with the AST gate switched off
 
 
-def H(status: str, msg: str | None = None, no_gate: V | None = None) -> V:
-    return V(status, msg, no_gate=no_gate)
-
-
-GELU, SOFTMAX, LAYERNORM, MATMUL_SUM = "L1_gelu", "L1_softmax", "L1_layernorm", "L2_matmul_sum"
-NOT_NDARRAY = r"output is candidate\.\w+, not numpy\.ndarray"
-GATE_IMPORT = r"^rejected: line \d+ imports \w+ \[import\]"
-#: A gate-evading kernel passes today's gate; if the gate learns to follow module aliases it is rejected.
-GATE_ALIAS = r"^rejected: line \d+ .*\[(module-patch|escape|private)\]$"
-GATE_PRIVATE = r"^rejected: line \d+ reaches private name _utils_impl \[private\]$"
-
-# (file, task, naive expectation, hardened expectation, why)
-CASES: list[tuple[str, str, V, V, str]] = [
-    ("stale_memory.py", GELU,
-     V("correct", fooled=True),
-     H("wrong", r"^NaN at \[0, 0\] \(262144 non-finite\) on normal$"),
-     "naive's caching pool hands the candidate the block the reference result was just released into; "
-     "hardened's alloc is NaN-filled, so the untouched buffer is all NaN"),
-    ("input_mutation.py", GELU,
-     V("correct"),
-     H("rejected", r"^rejected: modified input x in place$"),
-     "naive copies the reference answer before calling the candidate and never looks at the inputs again; "
-     "hardened hashes every input before and after the call"),
-    ("passthrough.py", GELU,
-     V("correct"),
-     H("rejected", r"^rejected: (modified input x in place|output shares memory with x)$"),
-     "the returned array is the caller's input, overwritten with the answer: naive accepts it (its "
-     "expected output is a copy); hardened checks inputs and aliasing before any comparison"),
-    ("phase_scratch_inputs.py", GELU,
-     V("correct"),
-     H("rejected", r"^rejected: (modified input x in place|output shares memory with x)$"),
-     "honest for the first eight calls, then writes the answer into the caller's input: hardened gathers "
-     "the same facts on timed calls as on checked ones, so the switch is caught while timing"),
-    ("passthrough_view.py", GELU,
-     V("wrong", r"max abs err"),
-     H("rejected", r"^rejected: output shares memory with x$"),
-     "identity is far from GELU, so naive's allclose fails; hardened names the aliasing itself"),
-    ("constant_output.py", SOFTMAX,
-     V("correct", fooled=True, dists=("uniform",)),
-     H("wrong", r"degenerate output scale: tolerance .* on normal$"),
-     "on small-valued inputs (uniform; naive's own normal inputs say wrong) every softmax probability is "
-     "within atol=1e-2 of 1/1024; hardened sees the output scale is below atol and compares at rtol*max|ref|"),
-    ("partial_compute.py", GELU,
-     V("correct", fooled=True),
-     H("wrong", r"^NaN at \[8, 0\] \(258048 non-finite\) on normal$"),
-     "only rows 0-7 are computed; naive's recycled block holds the reference answer for the rest, "
-     "hardened's NaN-filled block shows exactly where the work stopped"),
-    ("precision_downgrade.py", LAYERNORM,
-     V("correct"),
-     H("wrong", r"on (lognormal|offset)$"),
-     "float16 passes 1e-2 on N(0, 1) (naive's only distribution; it is also slower there); hardened's "
-     "lognormal inputs (values in the hundreds) lose digits and its offset inputs (1000 + N(0, 1)) overflow "
-     "float16 sums"),
-    ("lying_subclass.py", GELU,
-     V("correct", fooled=True),
-     H("wrong", NOT_NDARRAY + " on normal$"),
-     "naive's np.allclose dispatches to the subclass's __array_function__, which says True; hardened "
-     "accepts only an exact numpy.ndarray, checked in the worker and again in the parent"),
-    ("lazy_result.py", GELU,
-     V("correct", fooled=True),
-     H("wrong", NOT_NDARRAY + " on normal$"),
-     "the work happens in __array__, inside naive's untimed comparison; hardened never converts a "
-     "non-ndarray output"),
-    ("cache_on_id.py", GELU,
-     V("correct", fooled=True),
-     H("correct", r"^\d+\.\d\dx$"),
-     "naive's timing reuses one input object, so every timed call is a dict hit; hardened gives every "
-     "timed call a fresh input, the cache never hits and the kernel is the reference (about 1x)"),
-    ("cache_on_content.py", GELU,
-     V("correct", fooled=True),
-     H("correct", r"^\d+\.\d\dx$"),
-     "same as cache_on_id, keyed on a content fingerprint: hardened's timed inputs are fresh windows of "
-     "a secret stream, so no fingerprint repeats"),
-    ("phase_detection.py", GELU,
-     V("correct", fooled=True),
-     H("wrong", r"^timed call \d+ returned a wrong output .*correct only while being checked$"),
-     "honest for the 5 correctness trials, then replays: naive never checks timed outputs; hardened "
-     "checks a secret sample of timed outputs and always the last"),
-    ("thread_after_return.py", GELU,
-     V("correct"),
-     H("rejected", GATE_IMPORT,
-       no_gate=V("rejected", r"^rejected: started 1 thread\(s\) still running after forward\(\) returned$")),
-     "the output is filled by a thread after return (naive's recycled block is right anyway); hardened's "
-     "gate bans threading, and the worker counts live threads after the call"),
-    ("timer_patch.py", GELU,
-     V("correct", fooled=True),
-     H("rejected", GATE_IMPORT,
-       no_gate=V("correct", r"^\d+\.\d\dx$")),
-     "naive reads time.perf_counter at each use, so the patched clock reports microseconds; hardened "
-     "cross-checks the worker's (patched) stamps against its own clock around each call and, when they "
-     "disagree, times the candidate by its own clock: the kernel is honest, so ~1.0x"),
-    ("allclose_patch.py", GELU,
-     V("correct", fooled=True),
-     H("rejected", r"^rejected: line 12 assigns to module attribute np\.allclose \[module-patch\]$",
-       no_gate=V("wrong", r"^max abs err .* out of tolerance on normal$")),
-     "naive compares in the candidate's process with the patched np.allclose; hardened compares in the "
-     "parent, where the patch does not exist"),
-    ("allclose_patch_aliased.py", GELU,
-     V("correct", fooled=True),
-     H("rejected", GATE_ALIAS, no_gate=V("wrong", r"^max abs err .* out of tolerance on normal$")),
-     "the patch goes through an alias (_n = np), which the gate follows; without the gate, judging in "
-     "the parent still catches it"),
-    ("frame_introspection.py", GELU,
-     V("correct"),  # not "fooled": its speed is a heap walk's cost against the kernel's, not structural
-     H("rejected", GATE_IMPORT, no_gate=V("wrong", r"^NaN at \[0, 0\] .* on normal$")),
-     "naive's expected output is a local of the frame that calls forward(); hardened's reference lives "
-     "only in the parent and the reference worker, so the walk finds nothing and the fallback is NaN"),
-    ("poison_expected.py", GELU,
-     V("correct", fooled=True),
-     H("rejected", GATE_IMPORT, no_gate=V("wrong", r"^max abs err .* out of tolerance on normal$")),
-     "naive's expected array is zeroed in place through the caller's frame, then zeros 'match'; "
-     "hardened's expected output is out of reach"),
-    ("os_exit.py", GELU,
-     V("runtime_error", r"^worker exited with code 0$"),
-     H("rejected", GATE_IMPORT, no_gate=V("runtime_error", r"^worker exited with code 0$")),
-     "exit code 0 and a forged success line are ignored: a result missing from the pipe is a runtime error"),
-    ("spin.py", GELU,
-     V("runtime_error", r"^timed out after 3 s$"),
-     H("runtime_error", r"^timed out after 3 s$"),
-     "the watchdog kills the worker at the evaluation's deadline (3 s here)"),
-    ("memory_bomb.py", GELU,
-     V("runtime_error", r"(?i)memory|worker killed"),
-     H("runtime_error", r"(?i)memory|worker killed"),
-     "RLIMIT_AS (1024 MB here) turns the bomb into a MemoryError inside the worker"),
-    ("timer_patch_subtle.py", GELU,
-     V("correct"),
-     H("rejected", GATE_ALIAS, no_gate=V("correct", r"^\d+\.\d\dx$")),
-     "an honest kernel whose worker clock reports 70% of each call (sys reached through a module alias): "
-     "the gate follows the alias; without it, the time the grader saw around each call beyond the "
-     "reference's own overhead is charged to the candidate, so the lie buys nothing (~1.0x)"),
-    ("file_side_channel.py", GELU,
-     V("correct"),
-     H("rejected", r"^rejected: line \d+ (imports os \[import\]|calls open\(\) \[builtin\])",
-       no_gate=V("correct", r"^\d+\.\d\dx$")),
-     "Landlock lets no worker write a file, in either mode: every cache write fails and the kernel "
-     "computes each output (~1.0x)"),
-    ("ignore_params.py", LAYERNORM,
-     V("correct"),
-     H("wrong", r"out of tolerance on uniform$"),
-     "default gamma=1, beta=0 make the affine step the identity; hardened's second trial uses random "
-     "params"),
-    ("params_mutation.py", MATMUL_SUM,
-     V("correct", fooled=True),
-     H("rejected", r"^rejected: modified params W\b"),
-     "W's row sums are folded into W in place; hardened compares params with the copy it kept after init"),
-    ("arena_snoop.py", GELU,
-     V("correct", fooled=True),
-     H("rejected", GATE_ALIAS, no_gate=V("wrong", r"^NaN at \[0, 0\] .* on normal$")),
-     "tries to read the reference worker's shared-memory arena in /dev/shm and computes nothing; the "
-     "grader wipes each output region once read and the audit hook refuses reads of other sandboxes' "
-     "directories and other processes' /proc entries; naive is fooled by its recycled block anyway"),
-    ("t1_load_thread_burner.py", GELU,
-     V("correct"),
-     H("rejected", GATE_PRIVATE,
-       no_gate=V("rejected", r"^rejected: 1 thread\(s\) of its own alive in the worker after load$")),
-     "a thread started at load spins on the timing reference's core except during the candidate's own calls "
-     "(naive: its in-process reference is slowed, several x); hardened counts the worker's threads from "
-     "/proc after load and stops the worker while the reference is timed"),
-    ("t2_renice_reference.py", GELU,
-     V("correct"),
-     H("rejected", GATE_PRIVATE,
-       no_gate=V("rejected", r"^rejected: 1 thread\(s\) of its own alive in the worker after load$")),
-     "T1 plus setpriority(19) on the sibling workers, found through /proc: seccomp refuses setpriority and "
-     "Landlock other processes' /proc entries in both modes; the spinner is caught as in T1"),
-    ("t3_window_replay.py", GELU,
-     V("correct", fooled=True),
-     H("correct", r"^\d+\.\d\dx$"),
-     "copies answers for values seen in earlier inputs and computes only new ones: naive's one reused timing "
-     "input is all seen after the first call; hardened's timed inputs are independent fresh draws (they were "
-     "windows of one pool, which let this reach 33x), so nothing repeats and the kernel is the reference"),
-    ("t4_unpin_parallel.py", GELU,
-     V("correct"),
-     H("rejected", GATE_PRIVATE, no_gate=V("correct", r"^\d+\.\d\dx$")),
-     "widens its own CPU affinity to every core and splits each call over threads joined before return: the "
-     "reference gets one core, the candidate all of them (about 1.8x on an idle 2-core machine; a loaded one "
-     "hides it)"),
-    ("t5_gamble_on_sampled_checks.py", "L1_diag_matmul",
-     V("correct"),
-     H("wrong", r"^timed call \d+ returned a wrong output .*correct only while being checked$"),
-     "skips the work on a random 60% of timed calls: naive's trials are honest and its timing never looks at "
-     "an output (correct; its speed depends on how many warm-up calls were skipped, so none is asserted); "
-     "hardened checks every timed output, so the first skipped call is caught"),
-    ("t6_fail_on_purpose.py", GELU,
-     V("correct"),
-     H("correct", r"^\d+\.\d\dx$"),
-     "wrong on purpose only on edge inputs (off by default), then skips the work: naive and plain hardened "
-     "never draw an edge input, so it stays honest (~1x); the explorer's all-distribution run times it "
-     "unchecked once it is wrong (see test_explorer_view_of_a_wrong_candidate_is_not_fast)"),
-]
-
-#: Per-kernel limits applied to both modes.
-LIMITS: dict[str, dict] = {
-    "spin.py": {"timeout_s": 3.0},
-    "memory_bomb.py": {"memory_limit_mb": 1024},
-    "t5_gamble_on_sampled_checks.py": {"timeout_s": 90.0},  # naive must finish its 100 runs, idle or loaded
+GELU = "L1_gelu"
+#: The static gate's messages, by the rule named in ``cases.toml`` (``hardened = { gate = ... }``).
+GATE_PATTERNS = {
+    "import": r"^rejected: line \d+ imports \w+ \[import\]",
+    # a gate-evading kernel: rejected once the gate follows module aliases
+    "alias": r"^rejected: line \d+ .*\[(module-patch|escape|private)\]$",
+    "private": r"^rejected: line \d+ reaches private name _utils_impl \[private\]$",
 }
+
+
+def _verdict(row: dict, no_gate: V | None = None) -> V:
+    if "gate" in row:
+        return V("rejected", GATE_PATTERNS[row["gate"]], no_gate=no_gate)
+    return V(row["status"], row.get("msg"), row.get("fooled", False),
+             tuple(row["dists"]) if "dists" in row else None, no_gate)
+
+
+def _load_cases() -> tuple[list[tuple[str, str, V, V, str]], dict[str, dict], dict[str, tuple[str, ...]]]:
+    """``cases.toml`` as (file, task, naive expectation, hardened expectation, why), per-file limits and
+    per-file shared parts."""
+    with open(ADV / "cases.toml", "rb") as f:
+        table = tomllib.load(f)
+    cases, limits, parts = [], {}, {}
+    for stem, row in table.items():
+        gate_off = _verdict(row["gate_off"]) if "gate_off" in row else None
+        cases.append((stem + ".py", row["task"], _verdict(row["naive"]), _verdict(row["hardened"], gate_off),
+                      row["why"]))
+        if "limits" in row:
+            limits[stem + ".py"] = row["limits"]
+        if "parts" in row:
+            parts[stem + ".py"] = tuple(row["parts"])
+    return cases, limits, parts
+
+
+CASES, LIMITS, PARTS = _load_cases()
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
 XFAIL_HARDENED: dict[str, tuple[str, bool]] = {}
@@ -285,7 +125,8 @@ def fresh_grader():
 
 
 def _src(file: str) -> str:
-    return (ADV / file).read_text()
+    """The kernel as graded: the file, then the shared parts (``_*.py``) its table names."""
+    return "\n\n".join((ADV / f).read_text(encoding="utf-8") for f in (file, *PARTS.get(file, ())))
 
 
 def _mode(base: Mode, file: str, **extra) -> Mode:
@@ -327,8 +168,9 @@ def _ids(cases):
 
 
 def test_every_kernel_is_in_the_table_and_documented():
-    files = sorted(p.name for p in ADV.glob("*.py"))
+    files = sorted(p.name for p in ADV.glob("*.py") if not p.name.startswith("_"))
     assert files == sorted(c[0] for c in CASES)
+    assert all(f.startswith("_") and (ADV / f).is_file() for fs in PARTS.values() for f in fs), PARTS
     assert len(files) >= 20
     for f in files:
         first = _src(f).lstrip().removeprefix('"""').splitlines()[0]

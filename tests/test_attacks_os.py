@@ -35,6 +35,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,60 +53,38 @@ GELU = "L1_gelu"
 ESCAPE, GATE, REPLY, RESOURCE = "sandbox escape", "static gate", "grader trusts the worker", "resources"
 
 
+CLASS_OF_LETTER = {"s": ESCAPE, "g": GATE, "p": REPLY, "r": RESOURCE}
+
+
 @dataclass(frozen=True)
 class Attack:
+    """One table of ``attacks.toml`` (its comments say what each field means)."""
+
     file: str
-    cls: str  # which class of issue 8 it belongs to
-    why: str  # what must hold, and how the attack tries to break it
-    open_in: tuple[str, ...] = ()  # runs it gets through today (xfail strict)
-    limits: dict = field(default_factory=dict)  # Mode fields for every run
+    why: str
+    parts: tuple[str, ...] = ()
+    computes: bool = False
+    limits: dict = field(default_factory=dict)
+    open_in: tuple[str, ...] = ()
     task: str = GELU
 
     @property
-    def computes(self) -> bool:
-        """Its forward() does the task's real arithmetic (the payload is elsewhere): then a speedup above
-        1.3x is load on a shared machine, not an exploit, and is not asserted on."""
-        return self.file.startswith(("s1_", "s2_", "p1_", "g")) and self.file != "g5_format_field.py"
+    def cls(self) -> str:
+        return CLASS_OF_LETTER[self.file[0]]
+
+    def source(self) -> str:
+        """The candidate as graded: the attack file, then the shared parts it names."""
+        return "\n\n".join((OS_ADV / f).read_text(encoding="utf-8") for f in (self.file, *self.parts))
 
 
-ALL = RUNS
-ATTACKS: list[Attack] = [
-    Attack("s1_dirfd_write.py", ESCAPE, "os.open(name, dir_fd=<fd of /tmp>) must not create a file in /tmp"),
-    Attack("s2_fork_exec.py", ESCAPE, "_posixsubprocess.fork_exec must not run a shell"),
-    Attack("s3_pidfd_kill.py", ESCAPE, "pidfd_send_signal(SIGKILL) must not reach the grading process"),
-    Attack("s4_sqlite_store.py", ESCAPE, "sqlite3 must not open, let alone rewrite, the results database"),
-    Attack("s5_proc_environ.py", ESCAPE, "/proc/<grader>/environ read through dir_fd must not leak the canary"),
-    Attack("s6_inherited_environ.py", ESCAPE, "the worker's environment must not carry the grader's secrets"),
-    Attack("s7_sys_path_files.py", ESCAPE, "files beside the grading script (on PYTHONPATH) must not be "
-           "readable by the candidate"),
-    Attack("s8_multiprocessing_authkey.py", ESCAPE, "the grading process's multiprocessing authkey must not "
-           "reach the worker"),
-    Attack("p1_arena_truncate.py", REPLY, "truncating the shared arena must not SIGBUS the grading process"),
-    Attack("p2_huge_type_name.py", REPLY, "a 700 MB type name echoed in the reply must not take the grader past "
-           "1 GiB (or its time-out)", limits={"timeout_s": 10.0}),
-    Attack("p3_forged_reply.py", REPLY, "a 100 000-deep JSON header forged on the worker's pipe must end as a "
-           "runtime error, not an exception out of evaluate()"),
-    Attack("p4_shape_overflow.py", REPLY, "an array header whose size overflows int64 must be refused, not crash "
-           "the grader"),
-    Attack("p5_grandchild_pipe.py", REPLY, "a grandchild holding the reply pipe must not hang the grader past its "
-           "time-out", limits={"timeout_s": 5.0}),
-    Attack("p6_terminal_escape.py", REPLY, "see test_candidate_text_cannot_drive_the_terminal"),
-    Attack("p7_oversized_output.py", REPLY, "a 900 MB output must be refused from its header, not received"),
-    Attack("p8_csv_formula.py", REPLY, "see test_candidate_text_cannot_become_a_spreadsheet_formula"),
-    Attack("r1_tmpfs_fill.py", RESOURCE, "files in the sandbox directory (tmpfs) must not exceed the memory limit",
-           limits={"memory_limit_mb": 1024}),
-    Attack("g1_from_import_private.py", GATE, "the gate must check the names a from-import binds"),
-    Attack("g2_list_root.py", GATE, "the gate must judge chains rooted at a list"),
-    Attack("g3_call_root.py", GATE, "the gate must judge chains rooted at a call"),
-    Attack("g4_aliased_getattr.py", GATE, "the gate must refuse getattr under any name"),
-    Attack("g5_format_field.py", GATE, "the gate must refuse attribute access in format fields"),
-    Attack("g6_for_target.py", GATE, "the gate must track a module bound by a for-loop"),
-    Attack("g7_walrus.py", GATE, "the gate must track a module bound by a walrus"),
-    Attack("g8_lambda_default.py", GATE, "the gate must track a module bound as a parameter default"),
-    Attack("g9_tuple_unpacking.py", GATE, "the gate must track a module bound by tuple unpacking"),
-    Attack("g10_match_capture.py", GATE, "the gate must track a module bound by a match capture"),
-    Attack("g11_class_attribute.py", GATE, "the gate must judge chains rooted at a class holding a module"),
-]
+def _load_attacks() -> list[Attack]:
+    with open(OS_ADV / "attacks.toml", "rb") as f:
+        table = tomllib.load(f)
+    return [Attack(file=stem + ".py", why=row.pop("why"), parts=tuple(row.pop("parts", ())),
+                   open_in=tuple(row.pop("open_in", ())), **row) for stem, row in table.items()]
+
+
+ATTACKS = _load_attacks()
 ID_RE = r"^(S|P|R|G)\d+ [^:]+: \S"
 
 
@@ -147,7 +126,9 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     shutil.copy(RUNNER, project / "grade_one.py")
     (project / ".env").write_text(f"API_TOKEN={canary}\n")
     env["PYTHONPATH"] = os.pathsep.join([str(project)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    spec = {"file": str(OS_ADV / attack.file), "task": attack.task, "mode": mode, "name": attack.file,
+    graded = tmp / attack.file
+    graded.write_text(attack.source(), encoding="utf-8")
+    spec = {"file": str(graded), "task": attack.task, "mode": mode, "name": attack.file,
             "replace": replace}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
     try:
@@ -178,6 +159,7 @@ def test_every_attack_is_in_the_table_and_documented():
         first = (OS_ADV / a.file).read_text().lstrip().removeprefix('"""').splitlines()[0]
         assert re.match(ID_RE, first), (a.file, first)
         assert set(a.open_in) <= set(RUNS) and a.why
+        assert all(part.startswith("_") and (OS_ADV / part).is_file() for part in a.parts), a.parts
     classes = {a.cls for a in ATTACKS}
     assert classes == {ESCAPE, GATE, REPLY, RESOURCE}, classes
 

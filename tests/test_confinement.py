@@ -21,10 +21,22 @@ from kbench.sandbox.server import Worker, WorkerError
 
 ROLES = ("candidate", "reference")
 
-# Each attack is the body of ``_attack()``: it returns a word saying what happened. ``forward`` raises
-# that word, so it comes back in the Failure message whatever the worker's role.
+# Each attack is the body of ``_attack()``: it returns a word saying what happened (``_each`` runs several
+# attempts and names each outcome). ``forward`` raises that word, so it comes back in the Failure message
+# whatever the worker's role.
 _TEMPLATE = '''
 import os, sys, errno
+
+def _each(**attempts):
+    # Each named attempt (a callable) in turn: "name done" or "name blocked", joined by commas.
+    words = []
+    for name, attempt in attempts.items():
+        try:
+            attempt()
+            words.append(name + " done")
+        except (OSError, RuntimeError):
+            words.append(name + " blocked")
+    return ",".join(words)
 
 def _attack():
 {body}
@@ -87,22 +99,11 @@ return "wrote"
 @pytest.mark.parametrize("role", ROLES)
 def test_exec_and_fork_fail(role):
     out = _outcome(role, '''
-import _posixsubprocess
-results = []
-for attempt in ("execv", "posix_spawn", "fork"):
-    try:
-        if attempt == "execv":
-            os.execv("/bin/sh", ["sh", "-c", "true"])
-        elif attempt == "posix_spawn":
-            os.posix_spawn("/bin/true", ["true"], {})
-        else:
-            pid = os.fork()
-            if pid == 0:
-                os._exit(0)
-        results.append(attempt + " ran")
-    except (OSError, RuntimeError) as e:
-        results.append(attempt + " blocked")
-return ",".join(results)
+def fork():
+    if os.fork() == 0:
+        os._exit(0)
+return _each(execv=lambda: os.execv("/bin/sh", ["sh", "-c", "true"]),
+             posix_spawn=lambda: os.posix_spawn("/bin/true", ["true"], {}), fork=fork)
 ''', ("seccomp",))
     assert out == "execv blocked,posix_spawn blocked,fork blocked", out
 
@@ -111,30 +112,20 @@ return ",".join(results)
 def test_socket_fails(role):
     out = _outcome(role, '''
 import socket
-results = []
-for family in (socket.AF_INET, socket.AF_UNIX, socket.AF_NETLINK):
-    try:
-        socket.socket(family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM)
-        results.append("made")
-    except OSError:
-        results.append("blocked")
-return ",".join(results)
+return _each(inet=lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM),
+             unix=lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
+             netlink=lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM))
 ''', ("seccomp",))
-    assert out == "blocked,blocked,blocked", out
+    assert out == "inet blocked,unix blocked,netlink blocked", out
 
 
 @pytest.mark.parametrize("role", ROLES)
 def test_grader_proc_mem_and_environ_are_unreadable(role):
     out = _outcome(role, f'''
-results = []
-for name in ("mem", "environ", "maps"):
-    try:
-        with open("/proc/{os.getpid()}/" + name, "rb") as f:
-            f.read(16)
-        results.append(name + " read")
-    except OSError:
-        results.append(name + " blocked")
-return ",".join(results)
+def read(name):
+    with open("/proc/{os.getpid()}/" + name, "rb") as f:
+        f.read(16)
+return _each(mem=lambda: read("mem"), environ=lambda: read("environ"), maps=lambda: read("maps"))
 ''', ("landlock",))
     assert out == "mem blocked,environ blocked,maps blocked", out
 
@@ -143,23 +134,9 @@ return ",".join(results)
 def test_signal_to_the_grader_fails(role):
     out = _outcome(role, f'''
 import signal
-results = []
-try:
-    os.kill({os.getpid()}, 0)
-    results.append("kill sent")
-except OSError:
-    results.append("kill blocked")
-try:
-    signal.pidfd_send_signal(os.pidfd_open({os.getpid()}), 0)
-    results.append("pidfd sent")
-except OSError:
-    results.append("pidfd blocked")
-try:
-    os.setpriority(os.PRIO_PROCESS, {os.getpid()}, 19)
-    results.append("renice done")
-except OSError:
-    results.append("renice blocked")
-return ",".join(results)
+return _each(kill=lambda: os.kill({os.getpid()}, 0),
+             pidfd=lambda: signal.pidfd_send_signal(os.pidfd_open({os.getpid()}), 0),
+             renice=lambda: os.setpriority(os.PRIO_PROCESS, {os.getpid()}, 19))
 ''', ("seccomp",))
     assert out == "kill blocked,pidfd blocked,renice blocked", out
     assert os.getpriority(os.PRIO_PROCESS, 0) < 19

@@ -19,6 +19,7 @@ from kbench.core.modes import HARDENED, NAIVE
 from kbench.grading.lanes import TimingLane
 from kbench.store import Store, mode_hash
 from kbench_cli.cli import main
+from tests.processes import sigkill_after
 from tests.sample_model.generate import EXPECTED, PROBLEMS, toy_model
 
 UNTIMED = dataclasses.replace(HARDENED, timing=None)
@@ -92,20 +93,8 @@ def test_kill_minus_9_then_rerun_grades_only_what_was_missing(data_dir: Path) ->
     env = {**os.environ, "KBENCH_DATA_DIR": str(data_dir)}
     cmd = [sys.executable, "-m", "kbench_cli.cli", "grade", str(TOY), "--correctness-only", "--workers", "1"]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
-    seen = 0
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if re.match(r"\[\d+/\d+\] ", line):
-                seen += 1
-                if seen == 5:
-                    proc.send_signal(signal.SIGKILL)
-                    break
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stderr.close()
-    assert seen == 5
+    assert proc.stderr is not None
+    assert len(sigkill_after(proc, proc.stderr, 5, r"\[\d+/\d+\] ")) == 5
     with Store(data_dir) as s:
         before = {(r.result.task, r.sample): r.stored_at for r in s.all(model="toy")}
     # every result reported before the kill is stored; the one in flight may or may not be

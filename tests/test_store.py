@@ -6,7 +6,6 @@ import csv
 import dataclasses
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from kbench.core.results import Result, Timing, Trial
 from kbench.core.modes import HARDENED, NAIVE
 from kbench.store import (CSV_COLUMNS, FILENAME, SCHEMA_VERSION, Store, default_path, grading_code_hash, mode_hash,
                           result_from_dict)
+from tests.processes import sigkill_after
 
 DISTS = ("normal", "uniform")
 
@@ -281,18 +281,9 @@ for i in range(200):
 
 def test_kill_mid_write_keeps_completed_results(db: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(db)], stdout=subprocess.PIPE, text=True)
-    done = []
-    try:
-        for line in proc.stdout:
-            done.append(int(line))
-            if len(done) >= 5:
-                proc.send_signal(signal.SIGKILL)
-                break
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
-    assert len(done) >= 5
+    assert proc.stdout is not None
+    done = [int(line) for line in sigkill_after(proc, proc.stdout, 5)]
+    assert len(done) == 5
     with Store(db) as s:
         assert s.notice is None
         stored = sorted(x.digest for x in s.all())

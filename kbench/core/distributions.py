@@ -16,12 +16,13 @@ are a deterministic function of the caller's generator, so a seeded ``rng`` stil
 from __future__ import annotations
 
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from kbench.core.once import once
 
 F32 = np.float32
 
@@ -48,16 +49,9 @@ class Distribution:
         return x
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
+@once
 def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(FILL_THREADS, thread_name_prefix="kbench-fill")
-        return _pool
+    return ThreadPoolExecutor(FILL_THREADS, thread_name_prefix="kbench-fill")
 
 
 def _children(rng: np.random.Generator, n: int) -> list[np.random.Generator] | None:

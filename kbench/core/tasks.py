@@ -191,8 +191,22 @@ def _mlp_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
 
 # ---------------------------------------------------------------- the table
 
+B4 = 4  # bytes per float32
+
+
+def _gemm_epilogue(name: str, description: str, src: str, b: int, k: int, n: int, *, scale: bool,
+                   flops_per_out: float, min_flops_per_out: float, floats_per_out: int) -> Task:
+    """x (b, k) @ W (k, n) + bias, then an elementwise epilogue: the reference's cost is the GEMM plus
+    ``flops_per_out`` and ``floats_per_out`` (its temporaries' traffic) per output element; the floor is the
+    GEMM, the epilogue's necessary flops, and reading x and writing the output once."""
+    return Task(name, 2, description, src, {"x": (b, k)}, (b, n), _gemm_params(k, n, True, scale),
+                flops=2.0 * b * k * n + flops_per_out * b * n,
+                bytes=B4 * (b * k + k * n + n + floats_per_out * b * n),
+                min_flops=2.0 * b * k * n + min_flops_per_out * b * n,
+                min_bytes=B4 * (b * k + b * n))
+
+
 def _build() -> tuple[Task, ...]:
-    B4 = 4  # bytes per float32
     N = 2048
     R, C = 2048, 1024
     GR, GC = 512, 512
@@ -224,18 +238,12 @@ def _build() -> tuple[Task, ...]:
              bytes=B4 * (MS_B * MS_K + MS_K * MS_N + 2 * MS_B * MS_N + MS_B),
              min_flops=float(2 * MS_B * MS_K),  # init may pre-sum W's rows (untimed)
              min_bytes=B4 * (MS_B * MS_K + MS_B)),
-        Task("L2_gemm_relu_scale", 2, "GEMM + bias, ReLU, then multiply by a scalar scale.",
-             GEMM_RELU_SCALE_SRC, {"x": (RS_B, RS_K)}, (RS_B, RS_N), _gemm_params(RS_K, RS_N, True, True),
-             flops=2.0 * RS_B * RS_K * RS_N + 3.0 * RS_B * RS_N,
-             bytes=B4 * (RS_B * RS_K + RS_K * RS_N + RS_N + 6 * RS_B * RS_N),
-             min_flops=2.0 * RS_B * RS_K * RS_N + 2.0 * RS_B * RS_N,
-             min_bytes=B4 * (RS_B * RS_K + RS_B * RS_N)),
-        Task("L2_gemm_bias_gelu", 2, "GEMM + bias followed by the L1 tanh GELU (x**3 form).",
-             GEMM_BIAS_GELU_SRC, {"x": (BG_B, BG_K)}, (BG_B, BG_N), _gemm_params(BG_K, BG_N, True, False),
-             flops=2.0 * BG_B * BG_K * BG_N + 10.0 * BG_B * BG_N,
-             bytes=B4 * (BG_B * BG_K + BG_K * BG_N + BG_N + 16 * BG_B * BG_N),
-             min_flops=2.0 * BG_B * BG_K * BG_N + 8.0 * BG_B * BG_N,
-             min_bytes=B4 * (BG_B * BG_K + BG_B * BG_N)),
+        _gemm_epilogue("L2_gemm_relu_scale", "GEMM + bias, ReLU, then multiply by a scalar scale.",
+                       GEMM_RELU_SCALE_SRC, RS_B, RS_K, RS_N, scale=True,
+                       flops_per_out=3.0, min_flops_per_out=2.0, floats_per_out=6),
+        _gemm_epilogue("L2_gemm_bias_gelu", "GEMM + bias followed by the L1 tanh GELU (x**3 form).",
+                       GEMM_BIAS_GELU_SRC, BG_B, BG_K, BG_N, scale=False,
+                       flops_per_out=10.0, min_flops_per_out=8.0, floats_per_out=16),
         Task("L3_mlp_block", 3, "SwiGLU feed-forward block: (silu(x Wg) * (x Wu)) Wd.",
              MLP_SRC, {"x": (T, D)}, (T, D), _mlp_params,
              flops=6.0 * T * D * H + 5.0 * T * H,

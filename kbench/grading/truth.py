@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kbench.core.distributions import sample
+from kbench.core.once import once
 from kbench.sandbox import protocol as P
 from kbench.sandbox.server import Worker
 from kbench.core.tasks import Task
@@ -180,14 +181,8 @@ def out_bytes(task: Task) -> int:
     return int(np.prod(task.out_shape)) * 4
 
 
-_default: Grader | None = None
-_default_lock = threading.Lock()
-
-
+@once
 def default_grader() -> Grader:
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Grader()
-            atexit.register(_default.close)
-        return _default
+    grader = Grader()
+    atexit.register(grader.close)
+    return grader

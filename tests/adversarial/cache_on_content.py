@@ -17,11 +17,8 @@ def _fingerprint(a):
 def forward(x, params, alloc):
     a = x["x"]
     key = _fingerprint(a)
-    hit = _memo.get(key)
-    if hit is not None:
-        return hit
-    out = 0.5 * a * (1.0 + np.tanh(_C * (a + 0.044715 * a**3)))
-    if len(_memo) >= 64:
-        _memo.clear()
-    _memo[key] = out
-    return out
+    if key not in _memo:
+        if len(_memo) >= 64:
+            _memo.clear()
+        _memo[key] = 0.5 * a * (1.0 + np.tanh(_C * (a + 0.044715 * a**3)))
+    return _memo[key]

@@ -6,18 +6,6 @@ an empty payload passes the size check, and the reshape that follows raises a Va
 the exception escapes ``kbench.evaluate``. The forged reply goes down the worker's own pipe (see P3).
 """
 
-from numpy.lib._utils_impl import sys
-
-
-def _conn():
-    f = sys._getframe(1)
-    while f is not None:
-        c = f.f_locals.get("conn")
-        if c is not None and hasattr(c, "send_bytes"):
-            return c
-        f = f.f_back
-    return None
-
 
 def forward(x, params, alloc):
     c = _conn()
