@@ -3,10 +3,13 @@ functions, for every library candidate the hardened grader judges correct.
 
 The independent side is timeit/pyperf style and shares no code with kbench's timing: this process,
 pinned to one core and one BLAS thread, the reference and the candidate loaded with plain ``exec``,
-default parameters (``init`` applied once), a pool of fresh normal inputs drawn with numpy directly and
+default parameters (``init`` applied once), a pool of 8 normal inputs drawn with numpy directly and
 cycled, the two functions alternated call by call in random order, and the median of ``--calls`` timed
-calls each. Ratio = kbench / independent. Target: within 5 % (0.95-1.05) for every candidate whose kernel
-runs >= 1 ms.
+calls each. It runs twice: "staged", under kbench's conventions (each call gets a fresh copy of its pool
+input made just before it, as kbench's worker does, and ``alloc`` fills with NaN, as hardened's does), and
+"cycled", the pool's arrays passed as they are (each last touched 8 calls ago) and ``alloc`` = ``np.empty``.
+Ratio = kbench / staged; target: within 5 % (0.95-1.05) for every candidate whose kernel runs >= 1 ms. The
+cycled column shows how much the conventions alone move a speedup.
 
     python benchmarks/accuracy.py [--tasks L1_gelu,L1_softmax] [--calls 60]
 """
@@ -24,8 +27,9 @@ TARGET = 0.05
 MIN_KERNEL_S = 1e-3
 
 
-def independent_speedup(task, src: str, calls: int, seed: int) -> tuple[float, float, float]:
-    """(speedup, median reference s, median candidate s), measured in this process."""
+def independent_speedup(task, src: str, calls: int, seed: int, staged: bool) -> tuple[float, float, float]:
+    """(speedup, median reference s, median candidate s), measured in this process; ``staged``: every call
+    gets a fresh copy of its input, made untimed just before it, and NaN-filled output blocks."""
     import math
     import random
     import time
@@ -45,7 +49,7 @@ def independent_speedup(task, src: str, calls: int, seed: int) -> tuple[float, f
     pool = [{k: rng.standard_normal(s, dtype=np.float32) for k, s in task.inputs.items()} for _ in range(8)]
 
     def alloc(shape, dtype=np.float32):
-        return np.empty(shape, dtype)
+        return np.full(shape, np.nan, dtype) if staged else np.empty(shape, dtype)
 
     order = random.Random(seed)
     ref_t, cand_t = [], []
@@ -58,8 +62,9 @@ def independent_speedup(task, src: str, calls: int, seed: int) -> tuple[float, f
             arms = [("ref", ref_fn, params), ("cand", cand_fn, cand_params)]
             order.shuffle(arms)
             for name, fn, p in arms:
+                arg = {k: v.copy() for k, v in x.items()} if staged else x
                 t0 = time.perf_counter()
-                fn(x, p, alloc)
+                fn(arg, p, alloc)
                 dt = time.perf_counter() - t0
                 (ref_t if name == "ref" else cand_t).append(dt)
     r, c = float(np.median(ref_t)), float(np.median(cand_t))
@@ -83,9 +88,9 @@ def main() -> int:
                 f"kernels >= {MIN_KERNEL_S * 1e3:.0f} ms.")
     wanted = set(args.tasks.split(",")) if args.tasks else None
     grader = Grader()
-    table = Table("candidate", "kbench", "95% interval", "stop", "independent", "t_cand", "ratio", "within 5%",
-                  title="kbench / independent")
-    misses, counted, ratios = [], 0, []
+    table = Table("candidate", "kbench", "95% interval", "stop", "staged", "t_cand", "ratio", "within 5%",
+                  "cycled", "ratio (cycled)", title="kbench / independent (staged: the target; cycled: for contrast)")
+    misses, counted, ratios, timed_ms = [], 0, [], []
     try:
         for c in LIBRARY:
             if wanted and c.task not in wanted:
@@ -97,12 +102,15 @@ def main() -> int:
             cpus = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {max(cpus)})  # one core, like the sandbox's timing, only while measuring
             try:
-                ind, _, t_cand = independent_speedup(TASK[c.task], c.src, args.calls, seed=len(ratios) + 1)
+                seed = len(ratios) + 1
+                ind, _, t_cand = independent_speedup(TASK[c.task], c.src, args.calls, seed, staged=True)
+                cyc, _, _ = independent_speedup(TASK[c.task], c.src, args.calls, seed, staged=False)
             finally:
                 os.sched_setaffinity(0, cpus)
             ratio = r.speedup / ind
             ratios.append(ratio)
             applies = t_cand >= MIN_KERNEL_S
+            timed_ms.append(applies)
             ok = abs(ratio - 1) <= TARGET
             if applies:
                 counted += 1
@@ -111,15 +119,15 @@ def main() -> int:
             lo, hi = r.timing.speedup_ci
             table.add_row(f"{c.task}/{c.name}", f"{r.speedup:.3f}", f"{lo:.3f}–{hi:.3f}", str(r.timing.stop),
                           f"{ind:.3f}", f"{t_cand * 1e3:.2f} ms", f"{ratio:.3f}",
-                          verdict(ok) if applies else "[dim](< 1 ms)[/]")
+                          verdict(ok) if applies else "[dim](< 1 ms)[/]", f"{cyc:.3f}", f"{r.speedup / cyc:.3f}")
     finally:
         grader.close()
     console.print(table)
-    worst = max((abs(x - 1) for x in ratios), default=float("nan"))
+    worst = max((abs(x - 1) for x, counts in zip(ratios, timed_ms) if counts), default=float("nan"))
     summary = Table("metric", "target", "measured", "met?", title="summary")
     summary.add_row("candidates >= 1 ms within 5 % of the independent speedup", f"{counted}/{counted}",
                     f"{counted - len(misses)}/{counted}", verdict(not misses))
-    summary.add_row("worst |ratio - 1| (all correct candidates)", f"<= {TARGET:.0%}", f"{worst:.1%}",
+    summary.add_row("worst |ratio - 1| (candidates >= 1 ms)", f"<= {TARGET:.0%}", f"{worst:.1%}",
                     verdict(worst <= TARGET))
     console.print(summary)
     if misses:

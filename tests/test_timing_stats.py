@@ -143,3 +143,29 @@ def test_load_meter_sees_another_busy_process():
     subprocess.run([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 0.6: pass"],
                    check=True)
     assert meter.other_cores() > 0.2  # the child is not this process: it counts as someone else's load
+
+
+def test_every_interval_keeps_the_run_to_run_floor():
+    from kbench.timing.stats import RUN_TO_RUN, speedup_point, with_run_to_run
+
+    assert with_run_to_run((1.0, 1.0), 1.0) == (1.0 / (1 + RUN_TO_RUN), 1.0 + RUN_TO_RUN)
+    assert with_run_to_run((0.5, 3.0), 2.0) == (0.5, 3.0)  # already wider: unchanged
+    lo, hi = with_run_to_run((1.9, 2.02), 2.0)
+    assert lo == 1.9 and hi == 2.0 * (1 + RUN_TO_RUN)
+    # 2 % faster with a tight within-run interval: within the floor, so it does not count as faster than 1x
+    ref, cand = _pairs(1.02, 40, 0.002, 3)
+    ci, _ = honest_ci(ref, cand)
+    assert ci[0] > 1.0 and with_run_to_run(ci, speedup_point(ref, cand))[0] < 1.0
+    # and the stopping rule does not call a kernel decided on the right side of 1.0 within the floor
+    assert not decided(with_run_to_run((1.02, 1.03), 1.025))
+
+
+def test_a_graded_speedup_reports_the_floor_in_both_modes():
+    import kbench
+    from kbench.timing.stats import RUN_TO_RUN
+
+    for mode in (kbench.NAIVE, kbench.HARDENED):
+        r = kbench.evaluate("L1_gelu", kbench.TASK["L1_gelu"].ref_src, mode, "reference")
+        lo, hi = r.timing.speedup_ci
+        assert lo <= r.speedup / (1 + RUN_TO_RUN) + 1e-12, (mode.name, lo, r.speedup)
+        assert hi >= r.speedup * (1 + RUN_TO_RUN) - 1e-12, (mode.name, hi, r.speedup)

@@ -13,7 +13,7 @@ import numpy as np
 
 from kbench.core.modes import TimingPolicy
 from kbench.core.results import Timing
-from kbench.timing.stats import contains_one, speedup_ci, speedup_point, summary
+from kbench.timing.stats import contains_one, speedup_ci, speedup_point, summary, with_run_to_run
 
 
 def describe(policy: TimingPolicy) -> str:
@@ -24,7 +24,7 @@ def describe(policy: TimingPolicy) -> str:
 def from_samples(policy: TimingPolicy, ref: Sequence[float], cand: Sequence[float], rng: np.random.Generator,
                  blas_threads: int | None) -> Timing:
     s = speedup_point(ref, cand, policy.statistic)
-    ci = speedup_ci(ref, cand, paired=False, statistic=policy.statistic, rng=rng)
+    ci = with_run_to_run(speedup_ci(ref, cand, paired=False, statistic=policy.statistic, rng=rng), s)
     return Timing(method="blocked", t_ref=summary(ref, policy.statistic), t_cand=summary(cand, policy.statistic),
                   speedup=s, speedup_ci=ci, n_samples=min(len(ref), len(cand)), noise=contains_one(ci),
                   blas_threads=blas_threads, ref_samples=list(ref), cand_samples=list(cand))

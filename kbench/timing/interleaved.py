@@ -26,7 +26,8 @@ from kbench.core.results import Timing
 from kbench.core.tasks import Task
 from kbench.timing import roofline
 from kbench.timing.load import LoadMeter
-from kbench.timing.stats import EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders, speedup_point, stop_reason
+from kbench.timing.stats import (EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders, speedup_point, stop_reason,
+                                 with_run_to_run)
 
 #: A gap between the candidate's reported kernel time and the grader's round trip this large (relative to the
 #: reference worker's own round-trip overhead, or absolute, or relative to the kernel) means the candidate's
@@ -145,6 +146,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
         raise TimingAborted("rejected", implausible)
     s = speedup_point(ref_t, cand_t)
     ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
+    ci = with_run_to_run(ci, s)
     floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
     timing = Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
                     n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,
