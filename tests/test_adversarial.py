@@ -34,6 +34,7 @@ import kbench
 from kbench import HARDENED, NAIVE, Grader
 from kbench.grading import static_gate
 from kbench.core.modes import Mode
+from tests.attack_sources import bad_parts, graded_source
 
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader
@@ -126,7 +127,7 @@ def fresh_grader():
 
 def _src(file: str) -> str:
     """The kernel as graded: the file, then the shared parts (``_*.py``) its table names."""
-    return "\n\n".join((ADV / f).read_text(encoding="utf-8") for f in (file, *PARTS.get(file, ())))
+    return graded_source(ADV, file, PARTS.get(file, ()))
 
 
 def _mode(base: Mode, file: str, **extra) -> Mode:
@@ -170,7 +171,7 @@ def _ids(cases):
 def test_every_kernel_is_in_the_table_and_documented():
     files = sorted(p.name for p in ADV.glob("*.py") if not p.name.startswith("_"))
     assert files == sorted(c[0] for c in CASES)
-    assert all(f.startswith("_") and (ADV / f).is_file() for fs in PARTS.values() for f in fs), PARTS
+    assert not bad_parts(ADV, (f for fs in PARTS.values() for f in fs)), PARTS
     assert len(files) >= 20
     for f in files:
         first = _src(f).lstrip().removeprefix('"""').splitlines()[0]

@@ -41,6 +41,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.attack_sources import bad_parts, graded_source
+
 OS_ADV = Path(__file__).parent / "adversarial" / "os"
 RUNNER = OS_ADV / "_runner.py"
 FAST = 1.3
@@ -74,7 +76,7 @@ class Attack:
 
     def source(self) -> str:
         """The candidate as graded: the attack file, then the shared parts it names."""
-        return "\n\n".join((OS_ADV / f).read_text(encoding="utf-8") for f in (self.file, *self.parts))
+        return graded_source(OS_ADV, self.file, self.parts)
 
 
 def _load_attacks() -> list[Attack]:
@@ -159,7 +161,7 @@ def test_every_attack_is_in_the_table_and_documented():
         first = (OS_ADV / a.file).read_text().lstrip().removeprefix('"""').splitlines()[0]
         assert re.match(ID_RE, first), (a.file, first)
         assert set(a.open_in) <= set(RUNS) and a.why
-        assert all(part.startswith("_") and (OS_ADV / part).is_file() for part in a.parts), a.parts
+        assert not bad_parts(OS_ADV, a.parts), a.parts
     classes = {a.cls for a in ATTACKS}
     assert classes == {ESCAPE, GATE, REPLY, RESOURCE}, classes
 
