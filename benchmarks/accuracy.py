@@ -90,7 +90,7 @@ def main() -> int:
     grader = Grader()
     table = Table("candidate", "kbench", "95% interval", "stop", "staged", "t_cand", "ratio", "within 5%",
                   "cycled", "ratio (cycled)", title="kbench / independent (staged: the target; cycled: for contrast)")
-    misses, counted, ratios, timed_ms = [], 0, [], []
+    misses, counted, ratios, long_enough = [], 0, [], []
     try:
         for c in LIBRARY:
             if wanted and c.task not in wanted:
@@ -110,7 +110,7 @@ def main() -> int:
             ratio = r.speedup / ind
             ratios.append(ratio)
             applies = t_cand >= MIN_KERNEL_S
-            timed_ms.append(applies)
+            long_enough.append(applies)
             ok = abs(ratio - 1) <= TARGET
             if applies:
                 counted += 1
@@ -123,7 +123,7 @@ def main() -> int:
     finally:
         grader.close()
     console.print(table)
-    worst = max((abs(x - 1) for x, counts in zip(ratios, timed_ms) if counts), default=float("nan"))
+    worst = max((abs(x - 1) for x, applies in zip(ratios, long_enough) if applies), default=float("nan"))
     summary = Table("metric", "target", "measured", "met?", title="summary")
     summary.add_row("candidates >= 1 ms within 5 % of the independent speedup", f"{counted}/{counted}",
                     f"{counted - len(misses)}/{counted}", verdict(not misses))

@@ -104,7 +104,8 @@ def contains_one(ci: tuple[float, float]) -> bool:
 
 #: The thresholds kbench's scores ask about (fast_p's p values above 0).
 DECISION_POINTS: tuple[float, ...] = (0.5, 1.0, 1.2, 2.0, 5.0, 10.0)
-#: An interval is clear of a threshold p when it lies beyond p by this relative margin (the A/A floor).
+#: An interval is clear of a threshold p when it lies beyond p by this relative margin (on top of the
+#: ``RUN_TO_RUN`` floor the interval already carries).
 DECISION_MARGIN = 0.01
 #: Pairs enough when the interval is far (``FAR``) from every threshold.
 EARLY_MIN_RUNS = 5
