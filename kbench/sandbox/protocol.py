@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+
+from kbench.core.text import harmless, short  # noqa: F401 - re-exported for the worker
 
 MAX_HEADER_BYTES = 64 << 10
 MAX_TEXT = 300  # longest message kept from a worker
@@ -226,27 +227,6 @@ def encode(reply: Reply) -> bytes:
     body = {f.name: _plain(getattr(reply, f.name)) for f in fields(reply)
             if f.name not in ("output", "t_send", "t_recv")}
     return json.dumps({"type": type(reply).__name__, **body}, default=str).encode()
-
-
-def short(s: object, n: int = MAX_TEXT) -> str:
-    """``s`` as text of at most ``n`` characters (a worker's strings may be any size)."""
-    text = s if isinstance(s, str) else str(s)
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _visible(ch: str) -> str:
-    if ch in "\t\n" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch == "\u2028"
-                            or ch == "\u2029"):
-        return ch
-    return ch.encode("unicode_escape").decode("ascii") if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
-
-
-def harmless(text: str) -> str:
-    """``text`` with every control and format character written out as an escape (``\\x1b``): a
-    candidate's message reaches terminals, logs and spreadsheets, and must not drive any of them."""
-    if text.isprintable():
-        return text
-    return "".join(_visible(ch) for ch in text)
 
 
 # ------------------------------------------------------------------------------------------ grading side
