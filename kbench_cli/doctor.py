@@ -25,9 +25,12 @@ def run_doctor() -> int:
         return 2
     missing = dict(hello.missing)
     table = Table("layer", "state", "blocks", "note", title="sandbox layers (applied in every worker, both modes)")
+    skipped = confine.not_needed()
     for layer in confine.LAYERS:
         applied = [a for a in hello.active if a == layer or (layer == "nonroot" and a == "nocaps")]
-        if applied and applied[0] == layer:
+        if layer in skipped:
+            table.add_row(layer, "[dim]not needed[/]", confine.BLOCKS[layer], skipped[layer])
+        elif applied and applied[0] == layer:
             table.add_row(layer, "[green]active[/]", confine.BLOCKS[layer], "")
         elif applied:  # root kept, capabilities gone
             table.add_row(layer, "[yellow]partial: nocaps[/]", confine.BLOCKS["nocaps"], missing.get(layer, ""))

@@ -38,7 +38,6 @@ from tests.attack_sources import bad_parts, graded_source
 
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader
-NO_GATE = {"static_check": False}
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,9 @@ def _src(file: str) -> str:
 
 
 def _mode(base: Mode, file: str, **extra) -> Mode:
-    return dataclasses.replace(base, **{**LIMITS.get(file, {}), **extra})
+    gate = extra.pop("gate", True)
+    mode = dataclasses.replace(base, **{**LIMITS.get(file, {}), **extra})
+    return mode if gate or not mode.has("gate") else mode.without("gate")
 
 
 def _check(r: kbench.Result, want: V, elapsed: float, mode: Mode, label: str) -> None:
@@ -204,7 +205,7 @@ def test_hardened_verdict(file, task, naive, hard, why):
     src = _src(file)
     runs = [("hardened", _mode(HARDENED, file), hard)]
     if hard.no_gate is not None:
-        runs.append(("hardened, gate off", _mode(HARDENED, file, **NO_GATE), hard.no_gate))
+        runs.append(("hardened, gate off", _mode(HARDENED, file, gate=False), hard.no_gate))
     for label, mode, want in runs:
         r, elapsed = _hardened(task, src, mode, file)
         assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
@@ -214,7 +215,7 @@ def test_hardened_verdict(file, task, naive, hard, why):
 def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
     """The pass-count matrix (correctness only, hardened judging) must not credit a kernel that computes
     nothing: with the snoop it passes every trial on a fresh grader. (Gate off: this is about the runtime.)"""
-    mode = dataclasses.replace(HARDENED, timing=None, static_check=False)
+    mode = dataclasses.replace(HARDENED.without("gate"), timing=None)
     r = kbench.evaluate(GELU, _src("arena_snoop.py"), mode, "arena_snoop", grader=fresh_grader)
     assert r.status == "wrong", f"got {r.status}: {r.msg}"
 

@@ -117,8 +117,7 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     """Grade ``attack`` in a fresh grading process; (result or None, process or None, canary, time limit)."""
     mode = "naive" if run == "naive" else "hardened"
     replace = dict(attack.limits)
-    if run == "gate-off":
-        replace["static_check"] = False
+    gate = run != "gate-off"
     canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
     env = {**os.environ, "KBENCH_DATA_DIR": str(tmp / "data"), "KBENCH_ADV_CANARY": canary}
     # The grading process is a script in the user's project directory, next to the project's secrets, run
@@ -131,7 +130,7 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     graded = tmp / attack.file
     graded.write_text(attack.source(), encoding="utf-8")
     spec = {"file": str(graded), "task": attack.task, "mode": mode, "name": attack.file,
-            "replace": replace}
+            "replace": replace, "gate": gate}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
     try:
         proc = subprocess.run([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,

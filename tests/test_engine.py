@@ -104,14 +104,20 @@ def test_all_zeros_do_not_pass_a_tiny_reference():
 
 
 def test_modes_are_data():
-    assert NAIVE.n_trials == 5 and NAIVE.dists == ("normal",) and not NAIVE.static_check
-    assert HARDENED.n_trials == 5 and HARDENED.static_check and HARDENED.alloc == "nan"
+    from kbench.core.modes import DEFENCES
+
+    assert NAIVE.n_trials == 5 and NAIVE.dists == ("normal",) and NAIVE.procedure == "naive_v0"
+    assert not NAIVE.defences and HARDENED.defences == frozenset(DEFENCES)
+    assert HARDENED.n_trials == 5 and HARDENED.has("gate") and HARDENED.has("nan_alloc")
+    assert not HARDENED.without("gate").has("gate") and HARDENED.without("gate").has("nan_alloc")
+    with pytest.raises(KeyError, match="unknown defence"):
+        HARDENED.without("moat")
     plan = HARDENED.trial_plan()
     assert [p[1] for p in plan] == list(DISTS)
     assert [(p[2], p[3]) for p in plan] == [("default", -1), ("random", 0), ("random", 1), ("default", -1),
                                             ("random", 0)]
     edge = HARDENED.with_dists(DISTS + ("edge",))
-    assert edge.n_trials == 6 and edge.static_check
+    assert edge.n_trials == 6 and edge.has("gate")
     with pytest.raises(KeyError):
         HARDENED.with_dists(("nope",))
     m = matrix_mode(("normal", "edge"), 3)
@@ -156,9 +162,10 @@ def test_modes_refuse_combinations_that_would_not_work_as_named():
 
     bad = [
         (lambda: dataclasses.replace(HARDENED, timing=NAIVE.timing), "blocked timing"),
-        (lambda: dataclasses.replace(NAIVE, exact_checks=True), "choose one"),
+        (lambda: NAIVE.with_defences("exact_output"), "choose one"),
         (lambda: dataclasses.replace(HARDENED.timing, statistic="mean"), "medians"),
-        (lambda: dataclasses.replace(NAIVE.timing, check_outputs=True), "cannot check timed outputs"),
+        (lambda: HARDENED.without("exact_output"), "float64_recheck"),
+        (lambda: dataclasses.replace(HARDENED, procedure="quick"), "procedure"),
         (lambda: dataclasses.replace(HARDENED, dists=()), "at least one distribution"),
         (lambda: dataclasses.replace(HARDENED, dists=("gaussian",)), "gaussian"),
         (lambda: dataclasses.replace(HARDENED, param_sets=("sometimes",)), "param_sets"),
@@ -171,7 +178,7 @@ def test_modes_refuse_combinations_that_would_not_work_as_named():
     # what is allowed works as named: naive judging with NaN-filled alloc hands back NaN, not a recycled block
     stale = "def forward(x, params, alloc):\n    return alloc(x['x'].shape)\n"
     pooled = evaluate_naive(stale, NAIVE)
-    nan_filled = evaluate_naive(stale, dataclasses.replace(NAIVE, alloc="nan"))
+    nan_filled = evaluate_naive(stale, NAIVE.with_defences("nan_alloc"))
     assert pooled.status == "correct" and nan_filled.status == "wrong", (pooled.msg, nan_filled.msg)
 
 
@@ -189,6 +196,7 @@ def test_mode_digest_changes_with_any_field():
     assert HARDENED.digest == dataclasses.replace(HARDENED).digest
     assert HARDENED.digest != dataclasses.replace(HARDENED, atol=2e-2).digest
     assert HARDENED.digest != HARDENED.with_dists(DISTS + ("edge",)).digest
+    assert HARDENED.digest != HARDENED.without("gate").digest
 
 
 def test_seeds_come_from_names_not_positions():

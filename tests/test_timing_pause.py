@@ -21,11 +21,11 @@ def test_pause_stops_every_thread_and_resume_and_close_work():
         assert base is not None and base >= 1
         w.pause()
         time.sleep(0.05)
-        assert _state(w.proc.pid) == "T"  # stopped: none of its threads can run
+        assert _state(w.pid) == "T"  # stopped: none of its threads can run
         w.resume()
         time.sleep(0.05)
-        assert _state(w.proc.pid) != "T"
+        assert _state(w.pid) != "T"
         w.pause()
     finally:
-        w.close()  # resumes first, so a paused worker still exits
+        w.close()  # a stopped worker still dies at once
     assert not w.proc.is_alive()

@@ -30,7 +30,6 @@ class TimingPolicy:
     budget_s: float
     target_rel_ci: float = 0.02
     statistic: Literal["mean", "median"] = "median"
-    check_outputs: bool = False  # check every timed output against the reference
 
     def __post_init__(self) -> None:
         problems = []
@@ -41,8 +40,6 @@ class TimingPolicy:
         if self.method == "interleaved" and self.statistic != "median":
             problems.append("interleaved timing reports the ratio of medians (paired bootstrap); "
                             "statistic='mean' is only available with blocked timing")
-        if self.method == "blocked" and self.check_outputs:
-            problems.append("blocked timing runs inside the candidate's process and cannot check timed outputs")
         if not (0 <= self.warmup and 1 <= self.min_runs <= self.max_runs):
             problems.append("need warmup >= 0 and 1 <= min_runs <= max_runs")
         if not (self.budget_s > 0 and 0 < self.target_rel_ci < 1):
@@ -51,30 +48,55 @@ class TimingPolicy:
             raise ValueError("invalid timing policy: " + "; ".join(problems))
 
 
+#: The hardened procedure's defences, by name. Each is a switch: ``Mode.without(name)`` is hardened minus it.
+#: (What each catches, where it is enforced and what it says on a breach: ``kbench.core.defences``.)
+DEFENCES: tuple[str, ...] = (
+    "gate",            # the static gate, run in a fresh confined worker before any candidate code
+    "own_reference",   # reference outputs from a worker that never ran candidate code
+    "sealed_inputs",   # inputs and params read-only, sealed: nobody but the grader can write them
+    "nan_alloc",       # alloc hands out buffers the grader NaN-filled (not a pool shared with the reference)
+    "fresh_inputs",    # every timed call on a fresh secret draw (not one reused input)
+    "check_timed",     # every timed output judged, like the trials'
+    "thread_check",    # no thread of the candidate's own alive after load, init or a call
+    "stop_candidate",  # the candidate's worker stopped outside its calls (so, while the reference runs)
+    "grader_clock",    # calls timed by the grader's clocks, not the worker's own report
+    "roofline_floor",  # a time below a quarter of this machine's roofline floor is rejected
+    "exact_output",    # exactly an ndarray of the reference's shape and dtype, finite where it is
+    "float64_recheck", # a tolerance-only failure gets a second opinion against the float64 answer
+)
+PROCEDURES = ("naive_v0", "hardened")
+#: What the naive procedure can honour (it is KernelBench v0's, run in the candidate's own process).
+NAIVE_HONOURS = frozenset({"gate", "nan_alloc"})
+
+
 @dataclass(frozen=True)
 class Mode:
     name: str
     description: str
-    static_check: bool  # AST gate before anything runs
+    procedure: Literal["naive_v0", "hardened"]  # KernelBench v0 in the candidate's process, or kbench's own
+    defences: frozenset[str]  # the hardened defences that are on (see DEFENCES)
     dists: tuple[str, ...]  # correctness trials cycle through these
     trials: int | None  # None: one trial per distribution
     param_sets: tuple[Literal["default", "random"], ...]  # cycled over the trials
     atol: float
     rtol: float
-    exact_checks: bool  # exact type/shape/dtype, finiteness, aliasing, inputs unchanged, degenerate scale
-    shared_process: bool  # reference runs beside the candidate, on the same uncopied inputs, judged there
-    alloc: Literal["pool", "nan"]  # "pool": a caching allocator that recycles blocks unchanged
     timing: TimingPolicy | None  # None: correctness only
     timeout_s: float = 30.0  # wall clock for the whole evaluation
     memory_limit_mb: int = 4096
     time_wrong: bool = False  # also time candidates found wrong (the explorer derives per-distribution views)
-    # an output failing only on tolerance is judged again against the float64 answer, with the float32
-    # reference's own rounding error as slack (honest kernels summing in another order stay correct)
-    float64_recheck: bool = False
 
     def __post_init__(self) -> None:
         """Every combination either works as named or is refused here, when the mode is made."""
         problems = []
+        if self.procedure not in PROCEDURES:
+            problems.append(f"procedure must be one of {', '.join(PROCEDURES)}, not {self.procedure!r}")
+        unknown = set(self.defences) - set(DEFENCES)
+        if unknown:
+            problems.append(f"unknown defence {sorted(unknown)[0]!r} (known: {', '.join(DEFENCES)})")
+        if self.procedure == "naive_v0" and set(self.defences) - NAIVE_HONOURS:
+            problems.append("the naive procedure runs KernelBench v0 in the candidate's own process and can honour "
+                            f"only {', '.join(sorted(NAIVE_HONOURS))}; the other defences need procedure='hardened' "
+                            "(choose one)")
         if not self.dists:
             problems.append("a mode needs at least one distribution")
         for d in self.dists:
@@ -86,32 +108,45 @@ class Mode:
             problems.append("trials must be at least 1 (or None: one per distribution)")
         if not self.param_sets or any(k not in ("default", "random") for k in self.param_sets):
             problems.append("param_sets must be a non-empty tuple of 'default' and 'random'")
-        if self.alloc not in ("pool", "nan"):
-            problems.append(f"alloc must be 'pool' or 'nan', not {self.alloc!r}")
         if not (self.atol >= 0 and self.rtol >= 0):
             problems.append("atol and rtol must be >= 0")
         if not (0 < self.timeout_s <= 86400):
             problems.append("timeout_s must be between 0 and 86400 seconds")
         if self.memory_limit_mb < 256:
             problems.append("memory_limit_mb below 256 cannot even load numpy")
-        if self.shared_process and self.exact_checks:
-            problems.append("exact_checks judge outputs in the grading process, shared_process judges them in the "
-                            "candidate's own process (where they can be fooled): choose one")
-        if self.timing is not None and self.timing.method == "blocked" and not self.shared_process:
-            problems.append("blocked timing runs the reference inside the candidate's process: it needs "
-                            "shared_process=True (hardened modes use interleaved timing)")
-        if self.float64_recheck and not self.exact_checks:
-            problems.append("float64_recheck is a second opinion of the exact checks: it needs exact_checks=True")
+        if self.timing is not None and (self.timing.method == "blocked") != (self.procedure == "naive_v0"):
+            problems.append("blocked timing is KernelBench v0's and runs inside the candidate's process (the naive "
+                            "procedure); the hardened procedure times interleaved pairs")
+        if "float64_recheck" in self.defences and "exact_output" not in self.defences:
+            problems.append("float64_recheck is a second opinion of the exact checks: it needs exact_output")
         if self.time_wrong and self.timing is None:
             problems.append("time_wrong needs a timing policy")
         if problems:
             raise ValueError(f"invalid mode {self.name!r}: " + "; ".join(problems))
 
+    def has(self, defence: str) -> bool:
+        if defence not in DEFENCES:
+            raise KeyError(f"unknown defence {defence!r} (known: {', '.join(DEFENCES)})")
+        return defence in self.defences
+
+    def without(self, *defences: str) -> "Mode":
+        """This mode with ``defences`` switched off (hardened minus them)."""
+        for d in defences:
+            self.has(d)
+        return replace(self, defences=frozenset(self.defences) - set(defences))
+
+    def with_defences(self, *defences: str) -> "Mode":
+        for d in defences:
+            self.has(d)
+        return replace(self, defences=frozenset(self.defences) | set(defences))
+
     @property
     def digest(self) -> str:
         """A hash of every field: stored results are keyed on it, so a changed check or tolerance under the
         same name never serves a stale verdict."""
-        return hashlib.sha256(repr(asdict(self)).encode()).hexdigest()[:16]
+        fields = asdict(self)
+        fields["defences"] = sorted(self.defences)
+        return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
 
     @property
     def n_trials(self) -> int:
@@ -139,43 +174,41 @@ NAIVE = Mode(
     description="KernelBench v0: 5 trials on normal inputs with default params, the reference first on the "
                 "same inputs in the same process, shape + allclose(1e-2); timing reuses one input, all reference "
                 "runs then all candidate runs, mean.",
-    static_check=False,
+    procedure="naive_v0",
+    defences=frozenset(),
     dists=("normal",),
     trials=5,
     param_sets=("default",),
     atol=1e-2,
     rtol=1e-2,
-    exact_checks=False,
-    shared_process=True,
-    alloc="pool",
     timing=TimingPolicy("blocked", warmup=3, min_runs=5, max_runs=100, budget_s=0.4, statistic="mean"),
 )
 
 HARDENED = Mode(
     name="hardened",
-    description="AST gate; one trial per distribution, params cycling default + 2 random sets; inputs drawn, "
-                "reference computed and outputs judged outside the candidate's process; exact type/shape/dtype, "
-                "finite, no aliasing, inputs unchanged, NaN-filled alloc, then allclose(1e-2) with a scale-aware "
-                "check for degenerate outputs and a float64 second opinion on tolerance-only failures; interleaved timing on fresh inputs, median, timed outputs checked.",
-    static_check=True,
+    description="AST gate in a fresh confined worker; one trial per distribution, params cycling default + 2 random "
+                "sets; inputs drawn from a secret seed into sealed read-only memory, the reference computed in a "
+                "worker that never ran candidate code, every output read from the worker's memory and judged in "
+                "the grading process: exact type/shape/dtype, finite, NaN-filled alloc, then allclose(1e-2) with a "
+                "scale-aware check and a float64 second opinion on tolerance-only failures; interleaved timing on "
+                "fresh inputs by the grader's clocks, median, the candidate stopped outside its calls, timed "
+                "outputs checked.",
+    procedure="hardened",
+    defences=frozenset(DEFENCES),
     dists=DISTS,
     trials=None,
     param_sets=("default", "random", "random"),
     atol=1e-2,
     rtol=1e-2,
-    exact_checks=True,
-    shared_process=False,
-    alloc="nan",
-    float64_recheck=True,
-    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, check_outputs=True),
+    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5),
 )
 
 def matrix_mode(dists: "tuple[str, ...] | list[str]", per_dist: int = 5) -> Mode:
     """Correctness only, ``per_dist`` trials on each distribution with default params, judged as hardened
     judges: the pass-count matrix of the lecture's demo 4 (same bug, different inputs)."""
-    return replace(HARDENED, name="matrix", description=f"{per_dist} hardened-judged trials per distribution, "
-                   "default params, no timing", static_check=False, trials=per_dist * len(dists),
-                   param_sets=("default",), timing=None).with_dists(tuple(dists))
+    return replace(HARDENED.without("gate"), name="matrix",
+                   description=f"{per_dist} hardened-judged trials per distribution, default params, no timing",
+                   trials=per_dist * len(dists), param_sets=("default",), timing=None).with_dists(tuple(dists))
 
 
 MODES: dict[str, Mode] = {"naive": NAIVE, "hardened": HARDENED}

@@ -1,16 +1,18 @@
-"""The evaluator: one pipeline of steps — static check, load, init, correctness trials, timing.
+"""The evaluator: one skeleton of steps — static check, load, init, correctness, speed, verdict — and two
+procedures that fill it in.
 
-A ``Mode`` (data) decides what each step does; every step reports ``Event``s to a callback. Candidate
-code only ever runs in a sandbox worker. In hardened mode the ``Grader`` (this process, holding a
-secret seed) draws the inputs, has the reference computed by a worker that never saw candidate code,
-judges every output and owns the clock; in naive mode the candidate's worker runs the whole
-KernelBench-v0 procedure itself, as KernelBench does in-process, and can be fooled the same ways.
+``NaiveRun`` is KernelBench v0's procedure, run inside the candidate's worker as KernelBench runs it in its
+own process (and fooled the same ways). ``HardenedRun`` is kbench's: the grading process (this one, holding
+a secret seed) draws every input into sealed memory, has the reference computed by a worker that never ran
+candidate code, reads every output from the worker's memory, judges it here and times every call with its
+own clocks. A ``Mode`` (data) picks the procedure and which of its defences are on; every step reports
+``Event``s to a callback, which the CLI, the explorer and the report all consume. Candidate code only ever
+runs in a sandbox worker.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import threading
 import time
@@ -21,23 +23,27 @@ import numpy as np
 from kbench.core import modes as modes_mod
 from kbench.core import tasks as tasks_mod
 from kbench.core.compare import Comparison, compare, recheck_against_exact
+from kbench.core.library import MAX_SOURCE_BYTES
 from kbench.core.modes import Mode
 from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
 from kbench.core.tasks import Task
-from kbench.grading import hygiene, static_gate
-from kbench.grading.truth import Grader, default_grader, give_params, load_reference, out_bytes
+from kbench.grading import gate_in_worker  # noqa: F401 - registers the gate with the fork server
+from kbench.grading.truth import Grader, Staging, default_grader, prepare
 from kbench.sandbox import protocol as P
-from kbench.sandbox.server import Worker, WorkerError
+from kbench.sandbox.arena import ScratchArena
+from kbench.sandbox.server import KernelCall, Worker, WorkerError
 from kbench.timing import blocked, interleaved, stats
 from kbench.timing.interleaved import TimedCall, TimingAborted
-
 
 #: Entered around the timing step; yields the core to time on (None: keep the grader's).
 TimingLaneHook = Callable[[], ContextManager["int | None"]]
 
-
 #: How long the end-of-run stdout read may take (it is a memory read in a worker that is otherwise idle).
 STDOUT_READ_S = 1.0
+#: Input slots of a task's arena: 0 and 1 belong to the reference workers, these two to the candidate.
+TRIAL_SLOT, TIMING_SLOT = 2, 3
+#: Empty calls that calibrate the grader's clock on the reference's timing twin.
+CALIBRATION_PINGS = 15
 
 
 class Cancelled(Exception):
@@ -53,7 +59,7 @@ class _Verdict(Exception):
 
 
 class _Run:
-    """One evaluation: the pipeline's state and its steps."""
+    """One evaluation: the skeleton of steps and what every procedure shares."""
 
     def __init__(self, grader: Grader, task: Task, src: str, mode: Mode, cand_name: str | None,
                  on_event: EventSink | None, cancel: threading.Event | None,
@@ -67,11 +73,10 @@ class _Run:
         self.trials: list[Trial] = []
         self.timing: Timing | None = None
         self.worker: Worker | None = None
-        self.ref_timer: Worker | None = None
-        self.timed_input: tuple[dict, dict] | None = None  # the input and params of the latest timed pair
+        self.twin: Worker | None = None
         self.base_threads: int | None = None  # the candidate worker's own threads, before candidate code
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
-        self.kernel_s = 0.0  # candidate and reference kernel time this run measured (not cached references)
+        self.kernel_s = 0.0  # kernel time this run measured (candidate and reference calls it made)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
         self.isolation: tuple[str, ...] = ()  # the OS layers the candidate's worker applied
 
@@ -91,18 +96,55 @@ class _Run:
             raise _Verdict("runtime_error", f"timed out after {self.mode.timeout_s:g} s")
         return left
 
-    def ask(self, request: P.Request) -> P.Reply:
+    def ask(self, request: P.Request, fd: int | None = None) -> P.Reply:
         """A request to the candidate's worker; a dead or silent worker ends the run as runtime_error."""
         assert self.worker is not None
         try:
-            return self.worker.call(request, self.remaining())
+            return self.worker.call(request, self.remaining(), fd=fd)
         except WorkerError as e:
-            msg = f"timed out after {self.mode.timeout_s:g} s" if e.kind == "timeout" else str(e)
-            raise _Verdict("runtime_error", msg) from None
+            raise _Verdict("runtime_error", self._worker_error(e)) from None
+
+    def _worker_error(self, e: WorkerError) -> str:
+        return f"timed out after {self.mode.timeout_s:g} s" if e.kind == "timeout" else str(e)
+
+    def fail_on(self, reply: P.Reply, step: str, where: str = "", in_verdict: bool = True) -> None:
+        """A Failure reply ends the run: a write to read-only memory is a rejection, the rest runtime errors.
+        ``where`` prefixes the log line, and the verdict's message too when ``in_verdict``."""
+        if isinstance(reply, P.Failure):
+            if reply.kind == "readonly":
+                msg = f"rejected: wrote to a read-only input or parameter ({reply.error})"
+                self.emit(step, f"{where}{msg}", False)
+                raise _Verdict("rejected", msg)
+            self.emit(step, f"{where}{reply.error}", False)
+            raise _Verdict("runtime_error", f"{where}{reply.error}" if in_verdict else reply.error)
+
+    def start_worker(self) -> Worker:
+        """The candidate's worker (started once, by the first step that needs it)."""
+        if self.worker is None:
+            t0 = time.perf_counter()
+            try:
+                self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
+            except OSError as e:
+                raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+            self.sandbox_layers()
+            self.start_s += time.perf_counter() - t0
+        return self.worker
+
+    def sandbox_layers(self) -> None:
+        """Record the OS layers the candidate's worker applied; say so when one is missing."""
+        assert self.worker is not None
+        try:
+            hello = self.worker.layers(self.remaining())
+        except WorkerError as e:
+            raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+        self.isolation = hello.active
+        self.base_threads = self.worker.thread_count()
+        self.emit("load", f"sandbox layers: {', '.join(hello.active) or 'none'}", None)
+        for layer, why in hello.missing:
+            self.emit("load", f"sandbox runs without {layer}: {why}", None)
 
     def read_stdout(self) -> str:
-        """The head of what the candidate printed, asked once at the end (a dead or stuck worker: none).
-        Shown in the log as one event and kept in the result (capped, control characters escaped)."""
+        """The head of what the candidate printed, asked once at the end (a dead or stuck worker: none)."""
         w = self.worker
         if w is None or w.dead or (self.cancel is not None and self.cancel.is_set()):
             return ""
@@ -112,11 +154,22 @@ class _Run:
             return ""
         if not isinstance(reply, P.Printed) or not reply.head:
             return ""
-        more = reply.stdout_bytes - len(reply.head)
+        more = reply.total - len(reply.head)
         self.emit("stdout", "printed: " + reply.head.rstrip("\n") + (f" … (+{more} more characters)" if more > 0 else ""))
         return reply.head
 
-    # -- steps -------------------------------------------------------------------------------------
+    def check_threads(self, step: str, where: str) -> None:
+        """Threads alive in the candidate's worker beyond its own, counted by the OS (/proc), at any point
+        after load: a thread started at load or by init would otherwise run beside every later call."""
+        if not self.mode.has("thread_check") or self.base_threads is None or self.worker is None:
+            return
+        n = self.worker.thread_count()
+        if n is not None and n > self.base_threads:
+            breach = f"{n - self.base_threads} thread(s) of its own alive in the worker {where}"
+            self.emit(step, f"rejected: {breach}", False)
+            raise _Verdict("rejected", f"rejected: {breach}")
+
+    # -- the skeleton ------------------------------------------------------------------------------
 
     def _watch_cancel(self, done: threading.Event) -> None:
         """Kill this run's workers as soon as ``cancel`` is set, so a request blocked on a kernel (an
@@ -125,7 +178,7 @@ class _Run:
         assert self.cancel is not None
         while not done.is_set():
             if self.cancel.wait(0.05):
-                for w in (self.worker, self.ref_timer):
+                for w in (self.worker, self.twin):
                     if w is not None:
                         w.kill()
                 if done.wait(0.05):
@@ -145,6 +198,8 @@ class _Run:
                            f"({', '.join(self.mode.dists)})")
         status, msg = "correct", ""
         try:
+            if len(self.src.encode("utf-8", "surrogateescape")) > MAX_SOURCE_BYTES:
+                raise _Verdict("compile_error", f"source is over the {MAX_SOURCE_BYTES // 1000} kB limit")
             for step in (self.static, self.load, self.init):
                 self.check_cancel()
                 step()
@@ -155,12 +210,12 @@ class _Run:
                     # So a view without the failing distributions has a speed. Timed outputs are checked as
                     # always: a kernel that fails one distribution on purpose must not then be timed unchecked.
                     try:
-                        self.speed()
+                        self.timed_step()
                     except _Verdict:
                         self.timing = None  # timing a wrong candidate never overrides its verdict
                 raise
             self.check_cancel()
-            self.speed()
+            self.timed_step()
             msg = f"{self.timing.speedup:.2f}x" if self.timing else "correct"
         except _Verdict as v:
             if self.cancel is not None and self.cancel.is_set():
@@ -168,7 +223,7 @@ class _Run:
             status, msg = v.status, v.msg
         finally:
             printed = self.read_stdout()
-            for w in (self.worker, self.ref_timer):
+            for w in (self.worker, self.twin):
                 if w is not None:
                     w.close()
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
@@ -183,181 +238,142 @@ class _Run:
                   speedup=self.timing.speedup if self.timing else None, speedup_ci=ci)
         return result
 
-    def static(self) -> None:
-        if not self.mode.static_check:
-            return
-        try:
-            found = static_gate.check(self.src)
-        except SyntaxError as e:
-            msg = f"SyntaxError: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
-            self.emit("static", msg, False)
-            raise _Verdict("compile_error", msg) from None
-        except (ValueError, TypeError) as e:
-            raise _Verdict("compile_error", f"{type(e).__name__}: {e}") from None
-        if found:
-            self.emit("static", f"rejected: {found[0]}" + (f" (+{len(found) - 1} more)" if len(found) > 1 else ""), False)
-            raise _Verdict("rejected", f"rejected: {found[0]}")
-        self.emit("static", "static check passed", True)
-
-    def load(self) -> None:
-        t0 = time.perf_counter()
-        try:
-            self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
-        except OSError as e:
-            raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
-        self.sandbox_layers()
-        if self.mode.shared_process:
-            self.ask(P.Load(self.task.ref_src, "ref"))
-        reply = self.ask(P.Load(self.src, "cand"))
-        if not isinstance(reply, P.Loaded):
-            error = P.error_of(reply)
-            self.emit("load", error, False)
-            raise _Verdict("compile_error", error)
-        self.check_threads("load", "after load")
-        self.start_s = time.perf_counter() - t0
-        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
-                          + (", has init()" if reply.has_init else ""), True)
-
-    def sandbox_layers(self) -> None:
-        """Record the OS layers the candidate's worker applied; say so when one is missing."""
-        assert self.worker is not None
-        try:
-            hello = self.worker.layers(self.remaining())
-        except WorkerError as e:
-            raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
-        self.isolation = hello.active
-        self.base_threads = self.worker.thread_count()
-        self.emit("load", f"sandbox layers: {', '.join(hello.active) or 'none'}", None)
-        for layer, why in hello.missing:
-            self.emit("load", f"sandbox runs without {layer}: {why}", None)
-
-    def init(self) -> None:
-        seen = set()
-        for _, _, kind, draw in self.mode.trial_plan():
-            pset_id, params = self.g.params(self.task, kind, draw)
-            if pset_id in seen:
-                continue
-            seen.add(pset_id)
-            reply = self.ask(P.SetParams(pset_id, params))
-            if isinstance(reply, P.Failure):
-                self.emit("init", f"init failed: {reply.error}", False)
-                raise _Verdict("runtime_error", f"init failed: {reply.error}")
-        self.check_threads("init", "after init")
-        self.emit("init", f"{len(seen)} parameter set{'s' if len(seen) > 1 else ''} ready", True)
-
-    def correctness(self) -> None:
-        plan = self.mode.trial_plan()
-        first_fail: Trial | None = None
-        for i, dist, kind, draw in plan:
-            self.check_cancel()
-            pset = "default" if kind == "default" else f"random {draw + 1}"
-            try:
-                trial = self.shared_trial(i, dist, kind, draw, pset) if self.mode.shared_process \
-                    else self.isolated_trial(i, dist, kind, draw, pset)
-            except _Verdict as v:  # keep the trial that ended the run: views know where it failed
-                self.trials.append(Trial(i, dist, pset, False, v.msg))
-                raise
-            self.trials.append(trial)
-            self.emit("trial", f"trial {i + 1}/{len(plan)} {dist:<11} {pset:<8} "
-                               f"{'pass' if trial.ok else 'FAIL'}  {trial.message}", trial.ok, trial=i, dist=dist,
-                      param_set=pset, max_abs_err=trial.max_abs_err, max_rel_err=trial.max_rel_err)
-            if not trial.ok and first_fail is None:
-                first_fail = trial
-        if not self.mode.shared_process:
-            self.verify_params("the correctness trials")
-        if first_fail is not None:
-            raise _Verdict("wrong", f"{first_fail.message} on {first_fail.dist}")
-
-    def verify_params(self, during: str) -> None:
-        if not self.mode.exact_checks:
-            return
-        reply = self.ask(P.VerifyParams())
-        if isinstance(reply, P.Failure):
-            raise _Verdict("runtime_error", f"checking params after {during}: {reply.error}")
-        if isinstance(reply, P.ParamsVerified) and reply.params_changed:
-            msg = f"rejected: modified params {', '.join(reply.params_changed)} during {during}"
-            self.emit("trial", msg, False)
-            raise _Verdict("rejected", msg)
-
-    def shared_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
-        pset_id, _ = self.g.params(self.task, kind, draw)
-        x = self.g.inputs(self.task, i, dist)
-        reply = self.ask(P.NaiveTrial(pset_id, x, self.mode.atol, self.mode.rtol, self.mode.alloc))
-        msg = reply.raised if isinstance(reply, P.NaiveTrialDone) else P.error_of(reply)
-        if msg or not isinstance(reply, P.NaiveTrialDone):
-            self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
-            raise _Verdict("runtime_error", msg)
-        return Trial(i, dist, pset, reply.ok, reply.message, reply.max_abs_err, reply.max_rel_err)
-
-    def isolated_trial(self, i: int, dist: str, kind: str, draw: int, pset: str) -> Trial:
-        try:
-            x, pset_id, params, ref = self.g.reference(self.task, i, dist, kind, draw, self.remaining())
-        except WorkerError as e:
-            raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
-        reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
-        if isinstance(reply, P.Called):
-            self.kernel_s += max(0, reply.t1 - reply.t0) / 1e9
-        c = self.judge(reply, ref, f"trial {i + 1} ({dist})", x, params)
-        return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
-
-    def check_hygiene(self, reply: P.Called, step: str, where: str) -> None:
-        """The worker's facts about one call; any breach ends the run (checked on timed calls too)."""
-        breach = hygiene.first_breach(self.mode, lambda fact: getattr(reply, fact))
-        if breach:
-            self.emit(step, f"{where}: rejected: {breach}", False)
-            raise _Verdict("rejected", f"rejected: {breach}")
-
-    def judge(self, reply: P.Reply, ref: np.ndarray, where: str, x: dict, params: dict) -> Comparison:
-        """Hygiene first (any breach ends the run), then the numeric comparison."""
-        if not isinstance(reply, P.Called):
-            error = P.error_of(reply)
-            self.emit("trial", f"{where}: {error}", False)
-            raise _Verdict("runtime_error", error)
-        self.check_hygiene(reply, "trial", where)
-        if reply.output is None:
-            return Comparison(False, f"output is {reply.out_type}, not numpy.ndarray")
-        return self.compare(reply.output, ref, x, params)
-
-    def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict) -> Comparison:
-        """The mode's comparison; an output that failed only on tolerance gets the float64 second opinion
-        when the mode asks for it."""
-        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=self.mode.exact_checks)
-        if c.ok or not self.mode.float64_recheck or "out of tolerance" not in c.message:
-            return c
-        exact = self.g.exact_reference(self.task, x, params)
-        return recheck_against_exact(out, ref, exact, self.mode.atol, self.mode.rtol, c)
-
-    # -- timing ------------------------------------------------------------------------------------
-
-    def speed(self, check_outputs: bool = True) -> None:
+    def timed_step(self) -> None:
         if self.mode.timing is None:
             return
         # A timing lane (batch grading) makes this step wait until it may time alone on the machine, and
         # names the core to time on.
         with (self.timing_lane() if self.timing_lane is not None else contextlib.nullcontext()) as cpu:
             if cpu is not None:
-                self.pin(cpu)
-            if self.mode.timing.method == "blocked":
-                self.blocked_timing()
-            else:
-                self.interleaved_timing(check_outputs and self.mode.timing.check_outputs)
+                self.timing_cpu = cpu
+                if self.worker is not None:
+                    self.worker.pin(cpu)
+            self.speed()
 
-    def pin(self, cpu: int) -> None:
-        """Move the candidate's worker to ``cpu``; the reference's timing twin starts there too."""
-        self.timing_cpu = cpu
-        if self.worker is not None and hasattr(os, "sched_setaffinity"):
-            try:
-                os.sched_setaffinity(self.worker.proc.pid, {cpu})
-            except OSError:
-                pass  # the worker is gone: the next request reports it
+    def static(self) -> None:
+        if not self.mode.has("gate"):
+            return
+        reply = self.ask(P.Gate(self.src)) if self.start_worker() else None
+        if not isinstance(reply, P.GateVerdict):
+            self.fail_on(reply, "static", "the static gate failed: ")  # type: ignore[arg-type]
+            raise _Verdict("runtime_error", "the static gate did not answer")
+        if reply.error:
+            self.emit("static", reply.error, False)
+            raise _Verdict("compile_error", reply.error)
+        if reply.findings:
+            rule, line, detail = reply.findings[0]
+            first = f"line {line} {detail} [{rule}]"
+            more = f" (+{len(reply.findings) - 1} more)" if len(reply.findings) > 1 else ""
+            self.emit("static", f"rejected: {first}{more}", False)
+            raise _Verdict("rejected", f"rejected: {first}")
+        self.emit("static", "static check passed (in the candidate's fresh worker, before its code ran)", True)
 
-    def blocked_timing(self) -> None:
+    # the steps each procedure fills in
+    def load(self) -> None:
+        raise NotImplementedError
+
+    def init(self) -> None:
+        raise NotImplementedError
+
+    def correctness(self) -> None:
+        raise NotImplementedError
+
+    def speed(self) -> None:
+        raise NotImplementedError
+
+    # -- shared by both procedures -----------------------------------------------------------------
+
+    def load_source(self, src: str, name: str) -> P.Loaded:
+        reply = self.ask(P.Load(src, name))
+        if not isinstance(reply, P.Loaded):
+            error = P.error_of(reply)
+            self.emit("load", error, False)
+            raise _Verdict("compile_error", error)
+        return reply
+
+    def map_inputs(self, st: Staging) -> None:
+        reply = self.ask(P.MapArena("inputs", st.arena.size), fd=st.arena.fd)
+        if not isinstance(reply, P.Mapped):
+            self.fail_on(reply, "load", "could not map the inputs: ")
+
+    def pset_ids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for _, _, kind, draw in self.mode.trial_plan():
+            seen[self.g.params(self.task, kind, draw)[0]] = None
+        return list(seen)
+
+    def give_params(self, st: Staging, writable: bool) -> None:
+        ids = self.pset_ids()
+        if self.mode.timing is not None:
+            ids = list(dict.fromkeys(ids + [self.g.params(self.task, "default", -1)[0]]))
+        for pset_id in ids:
+            specs, scalars = st.psets[pset_id]
+            reply = self.ask(P.SetParams(pset_id, specs, scalars, init=True, writable=writable))
+            if isinstance(reply, P.Failure):
+                self.emit("init", f"init failed: {reply.error}", False)
+                raise _Verdict("runtime_error", f"init failed: {reply.error}")
+        self.check_threads("init", "after init")
+        self.emit("init", f"{len(ids)} parameter set{'s' if len(ids) > 1 else ''} ready", True)
+
+    def trial_label(self, kind: str, draw: int) -> str:
+        return "default" if kind == "default" else f"random {draw + 1}"
+
+    def record_trial(self, trial: Trial, n: int) -> None:
+        self.trials.append(trial)
+        self.emit("trial", f"trial {trial.index + 1}/{n} {trial.dist:<11} {trial.param_set:<8} "
+                           f"{'pass' if trial.ok else 'FAIL'}  {trial.message}", trial.ok, trial=trial.index,
+                  dist=trial.dist, param_set=trial.param_set, max_abs_err=trial.max_abs_err,
+                  max_rel_err=trial.max_rel_err)
+
+
+# ------------------------------------------------------------------------------------------ naive
+
+class NaiveRun(_Run):
+    """KernelBench v0, as it runs: the reference first on the same uncopied inputs in the candidate's own
+    process, shape + allclose there, then blocked timing on one reused input with that process's clock.
+    The OS confinement is the same as hardened's; the grading is v0's, foolable on purpose."""
+
+    def load(self) -> None:
+        t0 = time.perf_counter()
+        self.start_worker()
+        self.st = self.g.staging(self.task)
+        self.map_inputs(self.st)
+        self.load_source(self.task.ref_src, "ref")
+        reply = self.load_source(self.src, "cand")
+        self.check_threads("load", "after load")
+        self.start_s += time.perf_counter() - t0
+        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
+                          + (", has init()" if reply.has_init else ""), True)
+
+    def init(self) -> None:
+        self.give_params(self.st, writable=True)  # v0's weights are the candidate's to change
+
+    def correctness(self) -> None:
+        plan = self.mode.trial_plan()
+        for i, dist, kind, draw in plan:
+            self.check_cancel()
+            pset_id, pset = self.g.params(self.task, kind, draw)[0], self.trial_label(kind, draw)
+            specs = self.st.stage(self.task, TRIAL_SLOT, self.g.inputs(self.task, i, dist))
+            alloc = "pool" if self.mode.has("nan_alloc") else "cache"
+            reply = self.ask(P.NaiveTrial(pset_id, specs, self.mode.atol, self.mode.rtol, alloc))
+            msg = reply.raised if isinstance(reply, P.NaiveTrialDone) else P.error_of(reply)
+            if msg or not isinstance(reply, P.NaiveTrialDone):
+                self.trials.append(Trial(i, dist, pset, False, msg))
+                self.emit("trial", f"trial {i + 1} {dist} raised {msg}", False, trial=i, dist=dist, param_set=pset)
+                raise _Verdict("runtime_error", msg)
+            self.record_trial(Trial(i, dist, pset, reply.ok, reply.message, reply.max_abs_err, reply.max_rel_err),
+                              len(plan))
+        bad = next((t for t in self.trials if not t.ok), None)
+        if bad is not None:
+            raise _Verdict("wrong", f"{bad.message} on {bad.dist}")
+
+    def speed(self) -> None:
         tp = self.mode.timing
         assert tp is not None
-        pset_id, _ = self.g.params(self.task, "default", -1)
-        x = self.g.inputs(self.task, 10_000, "normal")
+        pset_id = self.g.params(self.task, "default", -1)[0]
+        specs = self.st.stage(self.task, TIMING_SLOT, self.g.inputs(self.task, 10_000, "normal"))
         self.emit("timing", blocked.describe(tp))
-        reply = self.ask(P.NaiveTime(pset_id, x, tp.warmup, tp.min_runs, tp.max_runs,
+        reply = self.ask(P.NaiveTime(pset_id, specs, tp.warmup, tp.min_runs, tp.max_runs,
                                      min(tp.budget_s, self.remaining())))
         if not isinstance(reply, P.NaiveTimes):
             raise _Verdict("runtime_error", P.error_of(reply))
@@ -370,94 +386,241 @@ class _Run:
                             f"{self.timing.t_cand * 1e3:.3f} ms x{len(cand)}", True,
                   speedup=self.timing.speedup, speedup_ci=self.timing.speedup_ci)
 
-    def interleaved_timing(self, check_outputs: bool) -> None:
-        tp = self.mode.timing
-        assert tp is not None
-        pset_id, params = self.g.params(self.task, "default", -1)
-        stream = self.g.stream(self.task)
-        # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same
-        # core), not in the long-lived worker that computed the trial references: a warm heap and a cold
-        # one differ by more than the 2 % this step tries to resolve.
+
+# ------------------------------------------------------------------------------------------ hardened
+
+class HardenedRun(_Run):
+    """kbench's procedure. Every fact is the grading process's: inputs it drew into memory only it can write,
+    references from a worker that never ran candidate code, outputs it read from the worker's memory while
+    the worker was stopped, times from its own clocks."""
+
+    def load(self) -> None:
+        t0 = time.perf_counter()
+        self.start_worker()
+        self.st = self.g.staging(self.task)
+        self.map_inputs(self.st)
+        self.scratch = ScratchArena(2 * self.out_nbytes + (1 << 20), f"{self.task.name}-{secrets.token_hex(3)}")
+        reply = self.ask(P.MapArena("scratch", self.scratch.size), fd=self.scratch.fd)
+        if not isinstance(reply, P.Mapped):
+            self.fail_on(reply, "load", "could not map the alloc pool: ")
+        if not self.mode.has("own_reference"):
+            self.load_source(self.task.ref_src, f"ref:{self.task.name}")
+        loaded = self.load_source(self.src, "cand")
+        self.check_threads("load", "after load")
+        if not self.mode.has("stop_candidate"):
+            self.worker.stops = False  # type: ignore[union-attr]
+            self.worker.resume()  # type: ignore[union-attr]
+        self.start_s += time.perf_counter() - t0
+        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
+                          + (", has init()" if loaded.has_init else ""), True)
+
+    @property
+    def out_nbytes(self) -> int:
+        return int(np.prod(self.task.out_shape)) * 4
+
+    def init(self) -> None:
+        self.give_params(self.st, writable=not self.mode.has("sealed_inputs"))
+
+    # -- one call, judged --------------------------------------------------------------------------
+
+    def call_candidate(self, specs: tuple, pset_id: str, into: np.ndarray | None = None) -> KernelCall:
+        assert self.worker is not None
+        req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy",
+                     "pool" if self.mode.has("nan_alloc") else "cache")
+        expect = ("<f4", self.task.out_shape) if self.mode.has("exact_output") else None
         try:
-            self.ref_timer = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu)
-            load_reference(self.ref_timer, self.task, self.remaining())
-            give_params(self.ref_timer, pset_id, params, self.remaining())
+            k = self.worker.run(req, self.remaining(), expect, into, stop=self.mode.has("stop_candidate"))
+        except WorkerError as e:
+            raise _Verdict("runtime_error", self._worker_error(e)) from None
+        if not self.mode.has("stop_candidate"):
+            self.worker.resume()
+        if isinstance(k.reply, P.Called):
+            self.scratch.refill(k.reply.alloc_used)
+        return k
+
+    def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict) -> Comparison:
+        """A call's reply and the bytes read from the worker, judged here (any failure ends the run)."""
+        self.fail_on(k.reply, step, f"{where}: ", in_verdict=False)
+        reply = k.reply
+        assert isinstance(reply, P.Called)
+        self.check_threads(step, f"after {where}")
+        if reply.out_type != "numpy.ndarray":
+            return Comparison(False, f"output is {reply.out_type}, not numpy.ndarray")
+        if k.output is None:
+            if not self.mode.has("exact_output"):
+                k = self._read_any(reply)
+            else:
+                shape = reply.out_shape
+                if shape != self.task.out_shape:
+                    return Comparison(False, f"shape {shape} != {self.task.out_shape}")
+                return Comparison(False, f"dtype {np.dtype(reply.out_dtype)} != float32")
+        return self.compare(k.output, ref, x, params)  # type: ignore[arg-type]
+
+    def _read_any(self, reply: P.Called) -> KernelCall:
+        """Without the exact-output defence: whatever the worker returned, up to twice the expected size."""
+        assert self.worker is not None
+        if reply.nbytes > 2 * self.out_nbytes + 64:
+            return KernelCall(reply, 0, 0, np.zeros(0, np.float32))
+        try:
+            out = self.worker.read(reply.out_addr, reply.nbytes, None, (reply.out_dtype, reply.out_shape))
+        except P.ProtocolError as e:
+            raise _Verdict("runtime_error", str(e)) from None
+        return KernelCall(reply, 0, 0, out)
+
+    def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict) -> Comparison:
+        """The mode's comparison; an output that failed only on tolerance gets the float64 second opinion
+        when the mode asks for it."""
+        exact = self.mode.has("exact_output")
+        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=exact)
+        if c.ok or not self.mode.has("float64_recheck") or "out of tolerance" not in c.message:
+            return c
+        exact_ref = self.g.exact_reference(self.task, x, params)
+        return recheck_against_exact(out, ref, exact_ref, self.mode.atol, self.mode.rtol, c)
+
+    # -- correctness -------------------------------------------------------------------------------
+
+    def truths(self, plan: list) -> list:
+        if self.mode.has("own_reference"):
+            try:
+                return self.g.references(self.task, plan, self.remaining())
+            except (WorkerError, RuntimeError) as e:
+                raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
+        # Without it, the reference runs in the candidate's own worker (where the candidate can reach it).
+        from kbench.grading.truth import TrialTruth
+
+        out = []
+        for i, dist, kind, draw in plan:
+            x = self.g.inputs(self.task, i, dist)
+            specs = self.st.stage(self.task, TRIAL_SLOT, x)
+            req = P.Call(f"ref:{self.task.name}", self.g.params(self.task, kind, draw)[0], specs, "readonly", "pool")
+            try:
+                k = self.worker.run(req, self.remaining(), ("<f4", self.task.out_shape))  # type: ignore[union-attr]
+            except WorkerError as e:
+                raise _Verdict("runtime_error", self._worker_error(e)) from None
+            if k.output is None:
+                raise _Verdict("runtime_error", f"reference failed: {P.error_of(k.reply, 'no output')}")
+            out.append(TrialTruth(x, k.output.copy()))
+        return out
+
+    def correctness(self) -> None:
+        plan = self.mode.trial_plan()
+        truths = self.truths(plan)
+        first_fail: Trial | None = None
+        for (i, dist, kind, draw), truth in zip(plan, truths):
+            self.check_cancel()
+            pset_id, params = self.g.params(self.task, kind, draw)
+            pset = self.trial_label(kind, draw)
+            specs = self.st.stage(self.task, TRIAL_SLOT, truth.x)
+            try:
+                k = self.call_candidate(specs, pset_id)
+                if isinstance(k.reply, P.Called):
+                    self.kernel_s += k.wall_ns / 1e9
+                c = self.judge(k, truth.out, f"trial {i + 1} ({dist})", "trial", truth.x, params)
+            except _Verdict as v:  # keep the trial that ended the run: views know where it failed
+                self.trials.append(Trial(i, dist, pset, False, v.msg))
+                raise
+            trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
+            self.record_trial(trial, len(plan))
+            if not trial.ok and first_fail is None:
+                first_fail = trial
+        if first_fail is not None:
+            raise _Verdict("wrong", f"{first_fail.message} on {first_fail.dist}")
+
+    # -- timing ------------------------------------------------------------------------------------
+
+    def speed(self) -> None:
+        tp = self.mode.timing
+        assert tp is not None and self.worker is not None
+        pset_id, params = self.g.params(self.task, "default", -1)
+        own = self.mode.has("own_reference")
+        # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same core,
+        # stopped between calls as the candidate is), not in the long-lived workers that computed the trial
+        # references: a warm heap and a cold one differ by more than the 2 % this step tries to resolve.
+        try:
+            if own:
+                self.twin = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu,
+                                   stopped=True)
+                prepare(self.twin, self.task, self.st, self.remaining(), psets=(pset_id,))
+            ref_worker = self.twin if own else self.worker
+            calib = self.calibrate(ref_worker)
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
+        slot = self.st.slot_views(self.task, TIMING_SLOT)
+        specs = self.st.x_specs(self.task, TIMING_SLOT)
+        buffers = {"ref": np.empty(self.task.out_shape, np.float32), "cand": np.empty(self.task.out_shape, np.float32)}
+        fresh = self.mode.has("fresh_inputs")
+        drawn = [False]
+
+        def next_input() -> tuple:
+            if fresh or not drawn[0]:
+                self.g.draw_timing_input(self.task, slot)
+                drawn[0] = True
+            return specs
+
+        def seconds(k: KernelCall) -> float:
+            if not self.mode.has("grader_clock"):
+                return k.reply.kernel_ns / 1e9 if isinstance(k.reply, P.Called) else 0.0
+            return max(k.wall_ns - calib[0], k.cpu_ns - calib[1], 1) / 1e9
+
+        def ref_call(s: tuple) -> TimedCall:
+            req = P.Call(f"ref:{self.task.name}", pset_id, s, "readonly", "pool")
+            try:
+                k = ref_worker.run(req, self.remaining(), ("<f4", self.task.out_shape), buffers["ref"])
+            except WorkerError as e:
+                raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
+            if k.output is None:
+                raise _Verdict("runtime_error", f"reference failed while timing: {P.error_of(k.reply, 'no output')}")
+            return TimedCall(seconds(k), k.output)
+
+        def cand_call(s: tuple) -> TimedCall:
+            k = self.call_candidate(s, pset_id, buffers["cand"])
+            self.fail_on(k.reply, "timing", "while timing: ")
+            self.check_threads("timing", "after a timed call")
+            reply = k.reply
+            assert isinstance(reply, P.Called)
+            if reply.out_type != "numpy.ndarray":
+                raise _Verdict("wrong", f"while timing: output is {reply.out_type}, not numpy.ndarray")
+            out = k.output if k.output is not None else self._read_any(reply).output
+            return TimedCall(seconds(k), out)  # type: ignore[arg-type]
+
+        def check_timed(out: np.ndarray, ref: np.ndarray, n: int) -> None:
+            c = self.compare(out, ref, {k: v for k, v in slot.items()}, params)
+            if not c.ok:
+                msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
+                self.emit("timing", msg, False)
+                raise _Verdict("wrong", msg)
+
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
         try:
             self.timing, kernel_s = interleaved.measure(
-                self.task, tp, ref_call=lambda x: self.time_reference(pset_id, x),
-                cand_call=lambda x: self.time_candidate(pset_id, x), next_input=stream.next,
-                check_timed=self.check_timed if check_outputs else None, budget_s=budget, rng=self.rng,
-                emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
+                self.task, tp, ref_call=ref_call, cand_call=cand_call, next_input=next_input,
+                check_timed=check_timed if self.mode.has("check_timed") else None, budget_s=budget,
+                rng=self.rng, emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
                 now=time.perf_counter, blas_threads=self.g.blas_threads,
                 budget_cap_s=max(min(tp.budget_s * stats.EXTEND_FACTOR, self.deadline - t0 - 1.0), 0.0),
-                pids=[w.proc.pid for w in (self.worker, self.ref_timer) if w is not None and w.proc.pid],
-                prefill=stream.prefill)
+                pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
+                floor=self.mode.has("roofline_floor"))
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
-        finally:
-            stream.drop()  # prepared inputs are not kept between evaluations (memory)
-        self.verify_params("timing")
         self.kernel_s += kernel_s
 
-    def time_reference(self, pset_id: str, x: dict) -> TimedCall:
-        assert self.ref_timer is not None and self.worker is not None
-        # No candidate code runs while the reference is timed: every thread of its worker is stopped.
-        self.worker.pause()
-        try:
-            reply = self.ref_timer.call(P.Call(f"ref:{self.task.name}", pset_id, x, "nan", out_bytes(self.task)),
-                                        self.remaining())
-        except WorkerError as e:
-            raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        finally:
-            self.worker.resume()
-        if not isinstance(reply, P.Called) or reply.output is None:
-            error = P.error_of(reply, "no output")
-            raise _Verdict("runtime_error", f"reference failed while timing: {error}")
-        t = (reply.t1 - reply.t0) / 1e9
-        return TimedCall(t, reply.output, (reply.t_recv - reply.t_send) / 1e9 - t)
-
-    def time_candidate(self, pset_id: str, x: dict) -> TimedCall:
-        self.timed_input = (x, self.g.params(self.task, "default", -1)[1])
-        reply = self.ask(P.Call("cand", pset_id, x, self.mode.alloc, out_bytes(self.task)))
-        if not isinstance(reply, P.Called):
-            error = P.error_of(reply)
-            raise _Verdict("runtime_error", f"while timing: {error}")
-        self.check_hygiene(reply, "timing", "while timing")
-        self.check_threads("timing", "after a timed call")
-        ts, tr = reply.t_send, reply.t_recv
-        if not ts <= reply.t0 <= reply.t1 <= tr:
-            raise _Verdict("rejected", "rejected: the candidate's reported kernel time lies outside the "
-                                       "grader's own measurement of the call")
-        t = (reply.t1 - reply.t0) / 1e9
-        if reply.output is None:
-            raise _Verdict("wrong", f"while timing: output is {reply.out_type}, not numpy.ndarray")
-        return TimedCall(t, reply.output, (tr - ts) / 1e9 - t)
-
-    def check_threads(self, step: str, where: str) -> None:
-        """Threads alive in the candidate's worker beyond its own, counted by the OS (/proc), at any point
-        after load: a thread started at load or by init would otherwise run beside every later call."""
-        if not self.mode.exact_checks or self.base_threads is None or self.worker is None:
-            return
-        n = self.worker.thread_count()
-        if n is not None and n > self.base_threads:
-            breach = f"{n - self.base_threads} thread(s) of its own alive in the worker {where}"
-            self.emit(step, f"rejected: {breach}", False)
-            raise _Verdict("rejected", f"rejected: {breach}")
-
-    def check_timed(self, out: np.ndarray, ref: np.ndarray, n: int) -> None:
-        assert self.timed_input is not None
-        c = self.compare(out, ref, *self.timed_input)
-        if not c.ok:
-            msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
-            self.emit("timing", msg, False)
-            raise _Verdict("wrong", msg)
+    def calibrate(self, w: Worker) -> tuple[int, int]:
+        """The round trip of an empty call on the reference's worker, wall and CPU (medians), measured as every
+        timed call is: subtracted from both arms. Never measured on the candidate's worker, which could slow
+        its own empty calls to make its kernels look faster."""
+        walls, cpus = [], []
+        for _ in range(CALIBRATION_PINGS):
+            k = w.run(P.Ping(), self.remaining(), None)
+            walls.append(k.wall_ns)
+            cpus.append(k.cpu_ns)
+        return int(np.median(walls)), int(np.median(cpus))
 
 
 # ------------------------------------------------------------------------------------------ public API
+
+PROCEDURES: dict[str, type[_Run]] = {"naive_v0": NaiveRun, "hardened": HardenedRun}
+
 
 def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand_name: str | None = None, *,
              dists: "tuple[str, ...] | list[str] | None" = None, on_event: EventSink | None = None,
@@ -473,4 +636,5 @@ def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand
         m = m.with_dists(tuple(dists))
     g = grader or default_grader()
     with g.lock:
-        return _Run(g, t, src, m, cand_name, on_event, cancel, timing_lane).execute()
+        return PROCEDURES[m.procedure](g, t, src, m, cand_name, on_event, cancel, timing_lane).execute()
+

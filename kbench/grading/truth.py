@@ -1,28 +1,42 @@
 """The truth: what hardened grading judges against, owned by the grading process.
 
-It holds a secret seed (inputs are drawn from it, never from anything a candidate sees), a reference
-worker that never runs candidate code, the reference outputs that worker computed (cached per session:
-every candidate of a task is judged against the same draws), and the timing input streams.
+It holds a secret seed (inputs are drawn from it, never from anything a candidate sees), reference workers
+that never run candidate code, the reference outputs they computed (cached per session: every candidate of
+a task is judged against the same draws, computed once, on both cores where nothing is being timed), and
+one sealed input arena per task (``kbench.sandbox.arena``) where inputs and parameter sets are staged for
+every worker that reads them. A candidate sees an input only during the call that uses it.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
+import os
 import secrets
 import threading
 from collections import OrderedDict
-
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kbench.core.distributions import sample
 from kbench.core.once import once
-from kbench.sandbox import protocol as P
-from kbench.sandbox.server import Worker
 from kbench.core.tasks import Task
 from kbench.grading.lanes import timing_cpu
+from kbench.sandbox import protocol as P
+from kbench.sandbox.arena import InputArena
+from kbench.sandbox.server import Worker, WorkerError
+
+#: Input slots per task arena: trial references are computed two at a time; one slot serves a timing pair.
+N_SLOTS = 4
+#: Parameter regions per task arena: the default set and two random draws.
+PSET_REGIONS = ("default:-1", "random:0", "random:1")
+#: Reference workers computing trial references in parallel (never more than the machine's cores).
+REF_WORKERS = 2
+#: Trial inputs and reference outputs kept per session, in bytes.
+CACHE_BYTES = 1 << 30
+
 
 def name_key(name: str) -> int:
     """A seed component derived from a name, not a position: adding a task or a distribution leaves
@@ -30,61 +44,71 @@ def name_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
 
 
-class _TimingStream:
-    """Timing inputs: every one an independent fresh draw (normal) from the task's secret stream.
+def out_bytes(task: Task) -> int:
+    return int(np.prod(task.out_shape)) * 4
 
-    No windows, shifts or permutations of a pool: a kernel that remembers what it saw must find nothing
-    to reuse (windows of one pool let a memoising GELU reach 33x). Draws are made in batches with the
-    fast float32 fill (``distributions``), when ``prefill`` is called between timed blocks or when the
-    batch runs out between two pairs, never while a timed call is running; each is a new allocation."""
 
-    BATCH_BYTES = 32 << 20  # one batch holds at most this much (at least one input)
+@dataclass
+class Staging:
+    """One task's arena and what is staged in it."""
 
-    def __init__(self, task: Task, rng: np.random.Generator) -> None:
-        self.rng = rng
-        self.shapes = task.inputs
-        per_input = sum(int(np.prod(s)) for s in task.inputs.values()) * 4
-        self.batch = max(1, min(16, self.BATCH_BYTES // max(per_input, 1)))
-        self._ready: list[dict[str, np.ndarray]] = []
+    arena: InputArena
+    psets: dict[str, tuple[tuple[P.ArraySpec, ...], dict]]  # pset_id -> (array specs, scalars)
+    tag: str
 
-    def prefill(self, n: int | None = None) -> None:
-        """Draw ``n`` (default: one batch) inputs now, so the next ``next()`` calls only hand them out."""
-        for _ in range(self.batch if n is None else n):
-            self._ready.append({k: sample(self.rng, "normal", shape) for k, shape in self.shapes.items()})
+    def x_specs(self, task: Task, slot: int) -> tuple[P.ArraySpec, ...]:
+        off, out = self.arena.slot_offset(slot), []
+        for name, shape in task.inputs.items():
+            out.append((name, "<f4", tuple(shape), off))
+            off += -(-int(np.prod(shape)) * 4 // 64) * 64
+        return tuple(out)
 
-    def next(self) -> dict[str, np.ndarray]:
-        if not self._ready:
-            self.prefill()
-        return self._ready.pop(0)
+    def slot_views(self, task: Task, slot: int) -> dict[str, np.ndarray]:
+        return {name: self.arena.view(dtype, shape, off) for name, dtype, shape, off in self.x_specs(task, slot)}
 
-    def drop(self) -> None:
-        """Forget prepared inputs (an evaluation ended: the next one draws its own)."""
-        self._ready.clear()
+    def stage(self, task: Task, slot: int, x: dict[str, np.ndarray]) -> tuple[P.ArraySpec, ...]:
+        """Copy ``x`` into ``slot`` (one copy each); the specs a Call names."""
+        views = self.slot_views(task, slot)
+        for name, v in views.items():
+            np.copyto(v, x[name])
+        return self.x_specs(task, slot)
+
+
+@dataclass(frozen=True)
+class TrialTruth:
+    """One trial's inputs (the grader's own copy) and the reference output computed on them."""
+
+    x: dict[str, np.ndarray]
+    out: np.ndarray
+
+
+def _nbytes(t: TrialTruth) -> int:
+    return sum(a.nbytes for a in t.x.values()) + t.out.nbytes
 
 
 class Grader:
-    """Owns the truth: the secret seed, the reference worker and the reference outputs it computed.
+    """Owns the truth: the secret seed, the reference workers, the arenas and the reference outputs.
 
     It does not grade (``kbench.grading.pipeline.evaluate`` does); one evaluation holds ``lock`` at a time."""
 
-    def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_size: int = 96) -> None:
+    def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_bytes: int = CACHE_BYTES) -> None:
         self.seed = seed if seed is not None else secrets.randbits(62)
         # Candidate and timing-reference workers share one core (the last), so neither gets a cache the
         # other lacks; the grading process and the UI keep the others.
         self.cpu: int | None = timing_cpu()
         self.blas_threads = blas_threads
         self.lock = threading.RLock()
-        self._ref: Worker | None = None
-        self._ref_loaded: set[str] = set()
-        self._ref_params: set[str] = set()
-        self._refs: OrderedDict[tuple, tuple[dict, np.ndarray]] = OrderedDict()
+        self._refs: list[Worker] = []
+        self._ref_ready: list[dict[str, Any]] = []  # per reference worker: what it has loaded and mapped
+        self._truth: OrderedDict[tuple, TrialTruth] = OrderedDict()
+        self._truth_bytes = 0
+        self.cache_bytes = cache_bytes
         self._params: dict[tuple, dict] = {}
         self._ref64: dict[str, Any] = {}
-        self._streams: dict[str, _TimingStream] = {}
-        self.cache_size = cache_size
+        self._staging: OrderedDict[str, Staging] = OrderedDict()
+        self._timing_draws = 0
 
-    # -- the truth ---------------------------------------------------------------------------------
-
+    # -- parameters and inputs -----------------------------------------------------------------------
 
     def params(self, task: Task, kind: str, draw: int) -> tuple[str, dict]:
         key = (task.name, kind, draw)
@@ -97,44 +121,125 @@ class Grader:
         rng = np.random.default_rng([self.seed, name_key(task.name), 1, trial, name_key(dist)])
         return task.make_inputs(rng, dist)
 
-    def ref_worker(self, task: Task, timeout: float) -> Worker:
-        if self._ref is None or self._ref.dead:
-            self._ref = Worker("reference", blas_threads=self.blas_threads)
-            self._ref_loaded.clear()
-            self._ref_params.clear()
-        if task.name not in self._ref_loaded:
-            load_reference(self._ref, task, timeout)
-            self._ref_loaded.add(task.name)
-        return self._ref
+    def draw_timing_input(self, task: Task, into: dict[str, np.ndarray]) -> None:
+        """A fresh, independent draw (normal) for one timed pair, written straight into ``into`` (a slot).
+        Each draw has its own seed: nothing a kernel saw before predicts it."""
+        self._timing_draws += 1
+        rng = np.random.default_rng([self.seed, name_key(task.name), 3, self._timing_draws])
+        for name, v in into.items():
+            np.copyto(v, sample(rng, "normal", v.shape))
 
-    def ensure_ref_params(self, task: Task, pset_id: str, params: dict, timeout: float) -> None:
-        if pset_id not in self._ref_params:
-            give_params(self.ref_worker(task, timeout), pset_id, params, timeout)
-            self._ref_params.add(pset_id)
+    # -- staging -------------------------------------------------------------------------------------
 
-    def reference(self, task: Task, trial: int, dist: str, kind: str, draw: int,
-                  timeout: float) -> tuple[dict, str, dict, np.ndarray]:
-        """(inputs, parameter-set id, params, reference output) for one trial; cached per session."""
-        pset_id, params = self.params(task, kind, draw)
-        key = (task.name, trial, dist, pset_id)
-        if key in self._refs:
-            self._refs.move_to_end(key)
-            x, out = self._refs[key]
-            return x, pset_id, params, out
-        x = self.inputs(task, trial, dist)
-        out = self._reference_output(task, pset_id, params, x, timeout)
-        self._refs[key] = (x, out)
-        while len(self._refs) > self.cache_size:
-            self._refs.popitem(last=False)
-        return x, pset_id, params, out
+    def staging(self, task: Task) -> Staging:
+        """The task's arena, with every parameter set staged (made on first use, kept for the next two tasks)."""
+        st = self._staging.get(task.name)
+        if st is not None:
+            self._staging.move_to_end(task.name)
+            return st
+        slot = sum(-(-int(np.prod(s)) * 4 // 64) * 64 for s in task.inputs.values())
+        sets = {}
+        for region in PSET_REGIONS:
+            kind, draw = region.split(":")
+            sets[region] = self.params(task, kind, int(draw))[1]
+        pset_bytes = max(sum(-(-v.nbytes // 64) * 64 for v in p.values() if isinstance(v, np.ndarray)) for p in
+                         sets.values())
+        tag = f"{task.name}-{secrets.token_hex(3)}"
+        arena = InputArena(slot, N_SLOTS, pset_bytes, len(PSET_REGIONS), tag)
+        psets = {}
+        for i, region in enumerate(PSET_REGIONS):
+            kind, draw = region.split(":")
+            pset_id, p = self.params(task, kind, int(draw))
+            off, specs, scalars = arena.pset_offset(i), [], {}
+            for name, v in p.items():
+                if isinstance(v, np.ndarray):
+                    arena.view(v.dtype, v.shape, off)[...] = v
+                    specs.append(P.array_spec(name, v, off))
+                    off += -(-v.nbytes // 64) * 64
+                else:
+                    scalars[name] = float(v)
+            psets[pset_id] = (tuple(specs), scalars)
+        st = Staging(arena, psets, tag)
+        self._staging[task.name] = st
+        while len(self._staging) > 3:
+            _, old = self._staging.popitem(last=False)
+            old.arena.close()
+        return st
 
-    def _reference_output(self, task: Task, pset_id: str, params: dict, x: dict, timeout: float) -> np.ndarray:
-        self.ensure_ref_params(task, pset_id, params, timeout)
-        reply = self.ref_worker(task, timeout).call(P.Call(f"ref:{task.name}", pset_id, x, "nan", out_bytes(task)),
-                                                    timeout)
-        if not isinstance(reply, P.Called) or reply.output is None:
-            raise RuntimeError(f"reference for {task.name} failed: {_error(reply)}")
-        return reply.output
+    # -- reference workers ---------------------------------------------------------------------------
+
+    def _reference_worker(self, i: int, task: Task, timeout: float) -> Worker:
+        while len(self._refs) <= i:
+            self._refs.append(None)  # type: ignore[arg-type]
+            self._ref_ready.append({})
+        w = self._refs[i]
+        if w is None or w.dead:
+            w = self._refs[i] = Worker("reference", blas_threads=self.blas_threads)
+            self._ref_ready[i] = {"loaded": set(), "arena": None, "psets": set()}
+        ready = self._ref_ready[i]
+        st = self.staging(task)
+        prepare(w, task, st, timeout, ready)
+        return w
+
+    def references(self, task: Task, plan: list[tuple[int, str, str, int]], timeout: float) -> list[TrialTruth]:
+        """The truth for every trial of ``plan`` (index, dist, param kind, draw): cached ones at once, the
+        others computed by up to ``REF_WORKERS`` reference workers side by side."""
+        keys = [(task.name, i, dist, self.params(task, kind, draw)[0]) for i, dist, kind, draw in plan]
+        missing = [(k, p) for k, p in zip(keys, plan) if k not in self._truth]
+        if missing:
+            self._compute(task, missing, timeout)
+        out = []
+        for k in keys:
+            self._truth.move_to_end(k)
+            out.append(self._truth[k])
+        return out
+
+    def _compute(self, task: Task, missing: list[tuple[tuple, tuple]], timeout: float) -> None:
+        st = self.staging(task)
+        n = max(1, min(REF_WORKERS, len(missing), len(_cpus())))
+        workers = [self._reference_worker(i, task, timeout) for i in range(n)]
+        queue = list(missing)
+        errors: list[str] = []
+
+        def one(wi: int) -> None:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    key, (i, dist, kind, draw) = queue.pop(0)
+                x = self.inputs(task, i, dist)
+                slot = wi  # each reference worker has its own slot
+                try:
+                    specs = st.stage(task, slot, x)
+                    pset_id = self.params(task, kind, draw)[0]
+                    k = workers[wi].run(P.Call(f"ref:{task.name}", pset_id, specs, "readonly", "pool"), timeout,
+                                        ("<f4", task.out_shape), stop=False)
+                except WorkerError as e:
+                    with lock:
+                        errors.append(f"reference worker failed: {e}")
+                    return
+                if k.output is None:
+                    with lock:
+                        errors.append(f"reference for {task.name} failed: {P.error_of(k.reply, 'no output')}")
+                    return
+                with lock:
+                    self._remember(key, TrialTruth(x, k.output))
+
+        lock = threading.Lock()
+        threads = [threading.Thread(target=one, args=(wi,), daemon=True, name=f"kbench-ref-{wi}") for wi in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise RuntimeError(errors[0])
+
+    def _remember(self, key: tuple, truth: TrialTruth) -> None:
+        self._truth[key] = truth
+        self._truth_bytes += _nbytes(truth)
+        while self._truth_bytes > self.cache_bytes and len(self._truth) > 1:
+            _, old = self._truth.popitem(last=False)
+            self._truth_bytes -= _nbytes(old)
 
     def exact_reference(self, task: Task, x: dict, params: dict) -> np.ndarray:
         """The reference computed in float64, for a second opinion on an output that failed only on
@@ -148,37 +253,44 @@ class Grader:
         with np.errstate(all="ignore"):
             return np.asarray(fn(wide, p64, None), dtype=np.float64)
 
-    def stream(self, task: Task) -> _TimingStream:
-        if task.name not in self._streams:
-            self._streams[task.name] = _TimingStream(task, np.random.default_rng([self.seed, name_key(task.name), 3]))
-        return self._streams[task.name]
-
     def close(self) -> None:
-        if self._ref is not None:
-            self._ref.close()
-            self._ref = None
+        for w in self._refs:
+            if w is not None:
+                w.close()
+        self._refs.clear()
+        for st in self._staging.values():
+            st.arena.close()
+        self._staging.clear()
 
 
-def load_reference(worker: Worker, task: Task, timeout: float) -> None:
-    """Load ``task``'s reference into a reference worker, as ``ref:<task>``."""
-    reply = worker.call(P.Load(task.ref_src, f"ref:{task.name}"), timeout)
-    if not isinstance(reply, P.Loaded):
-        raise RuntimeError(f"reference for {task.name} failed to load: {_error(reply)}")
+def _cpus() -> set[int]:
+    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
 
 
-def give_params(worker: Worker, pset_id: str, params: dict, timeout: float) -> None:
-    """Hand a reference worker a parameter set (no init: the reference takes params as drawn)."""
-    reply = worker.call(P.SetParams(pset_id, params, init=False), timeout)
-    if not isinstance(reply, P.ParamsKept):
-        raise RuntimeError(f"reference worker refused parameter set {pset_id}: {_error(reply)}")
+def prepare(worker: Worker, task: Task, st: Staging, timeout: float, ready: dict[str, Any] | None = None,
+            psets: tuple[str, ...] | None = None) -> None:
+    """Make ``worker`` ready to compute ``task``'s reference: the task's arena mapped, the reference loaded
+    as ``ref:<task>``, the parameter sets given (no init: the reference takes params as drawn). ``ready``
+    remembers what a long-lived worker already has."""
+    ready = ready if ready is not None else {"loaded": set(), "arena": None, "psets": set()}
+    if ready.get("arena") != st.tag:
+        _expect(worker.call(P.MapArena("inputs", st.arena.size), timeout, fd=st.arena.fd), P.Mapped,
+                "could not map the inputs")
+        ready["arena"], ready["psets"] = st.tag, set()
+    if task.name not in ready["loaded"]:
+        _expect(worker.call(P.Load(task.ref_src, f"ref:{task.name}"), timeout), P.Loaded,
+                f"reference for {task.name} failed to load")
+        ready["loaded"].add(task.name)
+    for pset_id, (specs, scalars) in st.psets.items():
+        if (psets is None or pset_id in psets) and pset_id not in ready["psets"]:
+            _expect(worker.call(P.SetParams(pset_id, specs, scalars, init=False), timeout), P.ParamsKept,
+                    f"reference worker refused parameter set {pset_id}")
+            ready["psets"].add(pset_id)
 
 
-def _error(reply: P.Reply) -> str:
-    return P.error_of(reply, f"unexpected {type(reply).__name__} reply")
-
-
-def out_bytes(task: Task) -> int:
-    return int(np.prod(task.out_shape)) * 4
+def _expect(reply: P.Reply, kind: type, what: str) -> None:
+    if not isinstance(reply, kind):
+        raise RuntimeError(f"{what}: {P.error_of(reply, f'unexpected {type(reply).__name__} reply')}")
 
 
 @once
@@ -186,3 +298,4 @@ def default_grader() -> Grader:
     grader = Grader()
     atexit.register(grader.close)
     return grader
+

@@ -1,72 +1,281 @@
-"""The OS layers that keep a candidate in its worker, applied after fork and before candidate code loads.
+"""Confinement: every step that stands between a candidate and the rest of the machine, in the order applied.
 
-Each layer is tried in every worker; the worker reports which ones it could apply, so a result can say
-what protected it (``Result.isolation``) and a machine that lacks one says so instead of failing
-silently. The layers, in the order applied:
+Each worker is two processes. The fork server starts the *warden*, which never runs candidate code: it
+applies the steps marked ``warden`` (environment, secrets, descriptors, namespaces, the filesystem view)
+and forks the *worker*, pid 1 of its own pid namespace, which applies the steps marked ``worker`` before
+it loads anything (identity, limits, Landlock, seccomp), reports which layers hold (its first frame,
+``protocol.Hello``) and then serves requests. The warden only waits for the worker and exits as it did.
 
-- ``rlimits``: address space, file size, open files, no core dumps.
-- ``netns``: a new, empty network namespace (no interface but a down loopback).
-- ``nonroot``: when started as root, drop to uid/gid 65534 with no groups and no capabilities. When
-  the interpreter's files are not readable by that user (Python installed under a 0700 ``/root``), the
-  uid stays 0 but every capability is dropped and the securebits that give root its powers back are
-  locked; the layer then reports ``nocaps`` instead.
-- ``landlock``: no file writes anywhere; reads only of the interpreter, its libraries and this process's
-  own ``/proc`` entry; no TCP bind/connect (ABI >= 4); signals and abstract unix sockets scoped to the
-  worker (ABI >= 6).
-- ``seccomp``: a default-deny syscall allowlist (what CPython, numpy and OpenBLAS threads use) loaded
-  with thread sync: no exec, no process creation (clone only with CLONE_THREAD, clone3 gives ENOSYS so
-  glibc falls back to clone for threads), no ptrace or process_vm_*, no signals or rlimit changes
-  aimed at other processes, no CPU affinity changes at all (the grader pins the worker), no pidfd,
-  sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys or memfd_create.
-
-Bindings: seccomp through PyPI ``pyseccomp`` (ctypes over the system libseccomp2), prctl and capabilities
-through ``pyprctl``. Landlock is three raw syscalls by hand (ctypes): the PyPI ``landlock`` binding
-(1.0.0.dev5) only knows the ABI-1 ruleset layout (no ``handled_access_net``, no ``scoped``), so it cannot
-express the TCP and signal/abstract-socket scoping we need. ``unshare`` is by hand too: ``os.unshare``
-arrives in Python 3.12 and we support 3.11.
+``STEPS`` is the one table: a step's name, what it blocks, how it is applied, and what still stops that
+attack when the step cannot be applied on this machine. A step that fails is reported, never fatal (the
+worker runs with the layers that hold, and every result records them: ``Result.isolation``); ``kbench
+doctor`` prints the table with this machine's state. The modules under ``layers/`` know how to apply one
+layer each. As nsjail's ``containProc`` does, the steps run in one place, in this order, every time.
 """
 
 from __future__ import annotations
 
 import ctypes
-import errno
+import multiprocessing
 import os
-import resource
 import signal
-import stat
 import sys
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
 
-# Imported here, in the fork server, not in the worker: finding libseccomp runs ldconfig, which a
-# confined worker can no longer do.
-try:
-    import pyseccomp as _seccomp
-except Exception as _e:  # noqa: BLE001 - reported by the seccomp layer
-    _seccomp: Any = None
-    _SECCOMP_MISSING = f"pyseccomp/libseccomp unavailable: {_e}"[:200]
-try:
-    import pyprctl as _prctl
-except Exception:  # noqa: BLE001
-    _prctl: Any = None
+from kbench.sandbox.layers import fsview, identity, landlock, namespaces, rlimits, seccomp
+from kbench.sandbox.layers.namespaces import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUTS
 
-LAYERS: tuple[str, ...] = ("rlimits", "netns", "nonroot", "landlock", "seccomp")
+# ---------------------------------------------------------------------------------------- environment
 
-#: What each layer stops, in words for ``kbench doctor`` and the README.
-BLOCKS: dict[str, str] = {
-    "rlimits": "memory past the cap (address space), big files, many open files, core dumps",
-    "netns": "every network connection (the worker sees no interface)",
-    "nonroot": "root's file access and every capability (runs as nobody)",
-    "nocaps": "every capability (uid 0 kept: the interpreter is not readable by nobody)",
-    "landlock": "file writes anywhere, reads outside Python's own trees, other processes' /proc, "
-                "TCP bind/connect, signals and abstract sockets leaving the worker",
-    "seccomp": "exec, fork, ptrace, process_vm_*, pidfd, signals/renice aimed at other processes, "
-               "CPU affinity changes, sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys, memfd",
-}
+#: Environment variables a worker keeps: what Python, numpy and BLAS read. Nothing else of the user's
+#: shell (API keys, tokens, data paths) reaches a process that runs candidate code.
+ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
+ENV_KEPT_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "GOTO_", "BLIS_", "NUMEXPR_")
 
-NOBODY = 65534
-FILE_SIZE_LIMIT = 1 << 20
-OPEN_FILES_LIMIT = 64
+
+def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``env`` a sandbox worker may see."""
+    return {k: v for k, v in env.items() if k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)}
+
+
+# ---------------------------------------------------------------------------------------- computed once
+
+#: What the filesystem view holds and what Landlock lets a worker read, computed in the fork server
+#: (resolving it costs milliseconds a worker start should not pay).
+_PLAN: fsview.Plan | None = None
+_ROOTS: list[str] | None = None
+
+
+def read_roots() -> list[str]:
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = fsview.read_roots()
+    return _ROOTS
+
+
+def view_plan() -> fsview.Plan:
+    global _PLAN
+    if _PLAN is None:
+        _PLAN = fsview.plan()
+    return _PLAN
+
+
+if sys.platform == "linux":
+    try:
+        read_roots()
+        view_plan()
+    except Exception:  # noqa: BLE001 - computed again (and reported) in the worker
+        pass
+
+
+# ---------------------------------------------------------------------------------------- the table
+
+@dataclass
+class Context:
+    """What the steps share while they run: the worker's configuration and what has held so far."""
+
+    cfg: dict[str, Any]
+    keep_fds: tuple[int, ...] = ()
+    outer_pid: int = 0
+    active: list[str] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    ruleset: int | None = None
+
+    def holds(self, name: str) -> bool:
+        return name in self.active
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # the layer's name in reports
+    blocks: str  # what it stops, in words
+    how: str  # how it is applied, in one line
+    when_missing: str  # what still stops those attacks without it
+    warden: Callable[[Context], str | None] | None = None  # before the worker is forked; returns the name held
+    worker: Callable[[Context], str | None] | None = None  # in the worker, before any candidate code
+    layer: bool = True  # reported as a layer (False: a step that always applies)
+
+
+class NotNeeded(Exception):
+    """A step that does not apply on this machine (a user namespace when running as root): not missing."""
+
+
+def _environment(ctx: Context) -> None:
+    kept = worker_environment(os.environ)
+    os.environ.clear()  # the fork server started with a clean environment; this is the second line
+    os.environ.update(kept)
+    os.environ["HOME"] = "/"
+
+
+def _authkey(ctx: Context) -> None:
+    # The grading process's multiprocessing key (it authenticates connections to its listeners and managers)
+    # came with the process object: replace it before any candidate code can read it.
+    multiprocessing.current_process().authkey = os.urandom(32)
+
+
+def _command_line(ctx: Context) -> None:
+    """Zero the command line and the initial environment block the fork server passed down: they hold the
+    grading process's sys.path (``/proc/self/cmdline``) and sit in every worker's own memory."""
+    with open("/proc/self/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    arg_start, arg_end, env_start, env_end = (int(fields[i]) for i in (45, 46, 47, 48))
+    for start, end in ((arg_start, arg_end), (env_start, env_end)):
+        if 0 < start < end:
+            ctypes.memset(start, 0, end - start)
+
+
+def _descriptors(ctx: Context) -> None:
+    close_inherited(ctx.keep_fds)
+
+
+def _userns(ctx: Context) -> None:
+    if os.geteuid() == 0:
+        raise NotNeeded("running as root: the other namespaces need no user namespace")
+    namespaces.enter_user_namespace()
+
+
+def _netns(ctx: Context) -> None:
+    namespaces.unshare(CLONE_NEWNET, "CLONE_NEWNET")
+
+
+def _ipcns(ctx: Context) -> None:
+    namespaces.unshare(CLONE_NEWIPC | CLONE_NEWUTS, "CLONE_NEWIPC|CLONE_NEWUTS")
+
+
+def _mountns(ctx: Context) -> None:
+    namespaces.unshare(CLONE_NEWNS, "CLONE_NEWNS")
+    fsview.build(ctx.cfg["workdir"], view_plan())
+
+
+def _pidns(ctx: Context) -> None:
+    namespaces.unshare(CLONE_NEWPID, "CLONE_NEWPID")
+
+
+def _own_proc(ctx: Context) -> None:
+    if not ctx.holds("pidns"):
+        return
+    if not ctx.holds("mountns"):
+        raise OSError("no mount namespace to mount a /proc of its own in: /proc lists every process")
+    namespaces.mount_own_proc()
+
+
+def _rlimits(ctx: Context) -> None:
+    rlimits.apply(int(ctx.cfg["memory_limit_mb"]))
+
+
+def _identity(ctx: Context) -> str:
+    name = identity.become_unprivileged(ctx.outer_pid, ctx.holds("mountns"), read_roots(),
+                                        ctx.holds("userns"))
+    if name == "nocaps":
+        ctx.missing.append(("nonroot", "the interpreter is not readable by an unprivileged uid and there is no "
+                                       "mount namespace to show it: uid 0 kept without capabilities"))
+    return name
+
+
+def _tasks(ctx: Context) -> None:
+    if os.getuid() == 0 and not ctx.holds("userns"):
+        raise OSError("uid 0 is exempt from RLIMIT_NPROC")
+
+
+def _death_signal(ctx: Context) -> None:
+    # After every credential change: the kernel clears the parent-death signal when credentials change.
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _no_new_privs(ctx: Context) -> None:
+    import pyprctl
+
+    pyprctl.set_no_new_privs()
+
+
+def _landlock(ctx: Context) -> None:
+    # Its own /proc lists only its own processes: let it look (tests show the pid namespace that way).
+    own_proc = ["/proc"] if ctx.holds("pidns") and ctx.holds("mountns") else []
+    landlock.restrict(landlock.prepare(read_roots() + own_proc))
+
+
+def _pin(ctx: Context) -> None:
+    cpu = ctx.cfg.get("cpu")
+    if cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(cpu)})  # the grader pins again from outside; seccomp forbids changing it
+
+
+def _seccomp(ctx: Context) -> None:
+    seccomp.apply()
+
+
+STEPS: tuple[Step, ...] = (
+    Step("environment", "the user's secrets in the shell (API keys, tokens, paths)",
+         "the fork server starts with PATH, locale and BLAS variables only; the warden keeps no more",
+         "—", warden=_environment, layer=False),
+    Step("authkey", "the grading process's multiprocessing key",
+         "replaced by a fresh random key", "—", warden=_authkey, layer=False),
+    Step("cmdline", "the grading process's command line and sys.path (/proc/self/cmdline)",
+         "the inherited argv and environment blocks are zeroed in memory", "—", warden=_command_line, layer=False),
+    Step("descriptors", "files and pipes the fork server had open",
+         "every descriptor but the reply socket is closed", "—", warden=_descriptors, layer=False),
+    Step("userns", "nothing by itself: it lets a non-root user make the namespaces below",
+         "a user namespace mapping only the invoking uid (non-root users)",
+         "without it a non-root user gets no network, mount or pid namespace", warden=_userns),
+    Step("netns", "every network connection (the worker sees no interface)",
+         "a new, empty network namespace", "sockets are refused by seccomp and TCP by Landlock", warden=_netns),
+    Step("ipcns", "System V IPC, POSIX message queues and the host name of other processes",
+         "new IPC and UTS namespaces", "seccomp refuses the IPC syscalls", warden=_ipcns),
+    Step("mountns", "every file outside the installation: no home, no data directory, no other sandbox; "
+                    "stat, access and readlink see nothing else",
+         "pivot_root into a tmpfs holding the installation bind-mounted read-only, /dev/null, /dev/urandom",
+         "Landlock limits reads to the installation, but stat/access/readlink still see every path",
+         warden=_mountns),
+    Step("pidns", "every other process: the worker is pid 1 of its own pid namespace, /proc lists only it",
+         "a new pid namespace (the worker is forked into it) and a /proc of its own",
+         "seccomp limits signals to the worker itself, but /proc/<n> lists every process",
+         warden=_pidns, worker=_own_proc),
+    Step("rlimits", "memory past the cap (address space), big files, many open files, core dumps",
+         "setrlimit AS, FSIZE (1 MiB), NOFILE (64), CORE (0)", "a memory bomb is stopped only by the OOM killer",
+         worker=_rlimits),
+    Step("nonroot", "root's powers: the worker's uid is unprivileged outside, with no capabilities",
+         "a uid and gid of its own (2e9 + pid) when kbench runs as root; capabilities dropped",
+         "root-owned files are guarded by the view and Landlock alone", worker=_identity),
+    Step("tasks", f"more than {rlimits.TASK_CAP} threads or processes (the machine's pid space)",
+         f"RLIMIT_NPROC {rlimits.TASK_CAP}, which applies to the worker's own uid",
+         "seccomp allows threads only, without a bound", worker=_tasks),
+    Step("pdeathsig", "a worker outliving the warden", "PR_SET_PDEATHSIG SIGKILL, after the identity change",
+         "—", worker=_death_signal, layer=False),
+    Step("no_new_privs", "regaining privileges through exec", "PR_SET_NO_NEW_PRIVS",
+         "—", worker=_no_new_privs, layer=False),
+    Step("landlock", "file writes anywhere, reads outside the installation, TCP bind/connect, signals and "
+                     "abstract sockets leaving the worker",
+         "a Landlock ruleset (ABI 1-6 features as the kernel offers)",
+         "the view is read-only anyway; without the view too, C-level writes (dir_fd, sqlite3) get through",
+         worker=_landlock),
+    Step("cpu", "more cores than the one timing runs on", "sched_setaffinity to the timing core", "—",
+         worker=_pin, layer=False),
+    Step("seccomp", "exec, fork, ptrace, process_vm_*, pidfd, signals and rlimits aimed at other processes, "
+                    "affinity changes, sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys, memfd, "
+                    "fcntl leases/owners/signals, ioctl other than a few, page-cache probes (fadvise, mincore, "
+                    "RWF_NOWAIT), populate-style madvise/mmap",
+         "a default-deny allow-list with argument rules on the low 32 bits, loaded on every thread",
+         "exec, fork and signals are stopped only by the audit hook, which C calls bypass", worker=_seccomp),
+)
+
+LAYERS: tuple[str, ...] = tuple(s.name for s in STEPS if s.layer)
+BLOCKS: dict[str, str] = {s.name: s.blocks for s in STEPS}
+BLOCKS["nocaps"] = "every capability (uid 0 kept: the interpreter is not readable by an unprivileged uid)"
+
+
+def _run(ctx: Context, step: Step, fn: Callable[[Context], str | None]) -> None:
+    try:
+        got = fn(ctx)
+    except NotNeeded:
+        return
+    except Exception as e:  # noqa: BLE001 - a missing layer is reported, not fatal
+        ctx.missing.append((step.name, _reason(e)))
+        return
+    second_half = fn is step.worker and step.warden is not None  # the warden's half already counted
+    name = got if isinstance(got, str) else step.name
+    if step.layer and not second_half and name not in ctx.active:
+        ctx.active.append(name)
 
 
 @dataclass(frozen=True)
@@ -77,329 +286,64 @@ class LayerReport:
     missing: tuple[tuple[str, str], ...]
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+def enter(cfg: dict[str, Any], keep_fds: Iterable[int], announce: Callable[[int], None]) -> Context:
+    """Run the warden's steps, fork the worker and return in it, after the worker's steps.
 
-
-# ---------------------------------------------------------------------------------------- environment
-
-#: Environment variables a worker keeps: what Python, numpy and BLAS read. Nothing else of the user's
-#: shell (API keys, tokens, data paths) reaches a process that runs candidate code.
-ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONHASHSEED", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
-ENV_KEPT_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "GOTO_", "BLIS_", "NUMEXPR_")
-
-
-def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The part of ``env`` a sandbox worker may see."""
-    return {k: v for k, v in env.items() if k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)}
-
-
-# ---------------------------------------------------------------------------------------- rlimits
-
-def apply_rlimits(memory_limit_mb: int) -> None:
-    limit = int(memory_limit_mb) << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing us
-    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT, OPEN_FILES_LIMIT))
-
-
-# ---------------------------------------------------------------------------------------- netns
-
-CLONE_NEWNET = 0x40000000
-
-
-def apply_netns() -> None:
-    libc = _libc()
-    if libc.unshare(CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"unshare(CLONE_NEWNET): {os.strerror(e)}")
-
-
-# ---------------------------------------------------------------------------------------- nonroot
-
-def _readable_by_nobody(path: str) -> bool:
-    """Every directory on the way to ``path`` searchable by 'other', and ``path`` itself readable."""
-    path = os.path.realpath(path)
-    parts = path.split(os.sep)
-    for i in range(2, len(parts) + 1):
+    ``announce(pid)`` is called in the warden with the worker's pid as the grading process sees it, before
+    the worker applies anything; the warden then waits for the worker and exits as it did (it never returns)."""
+    ctx = Context(cfg, tuple(keep_fds))
+    for step in STEPS:
+        if step.warden is not None:
+            _run(ctx, step, step.warden)
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid:  # the warden
+        os.close(go_r)
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # die with the fork server
         try:
-            st = os.stat(os.sep.join(parts[:i]) or os.sep)
-        except OSError:
-            return False
-        need = stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else stat.S_IROTH
-        if not st.st_mode & need:
-            return False
-    return True
+            announce(pid)
+            os.write(go_w, pid.to_bytes(8, "little"))
+        finally:
+            os.close(go_w)
+            close_inherited(())
+        _wait_and_exit(pid)
+    os.close(go_w)
+    ctx.outer_pid = int.from_bytes(os.read(go_r, 8) or b"\0" * 8, "little")
+    os.close(go_r)
+    if not ctx.outer_pid:
+        os._exit(1)  # the warden is gone
+    for step in STEPS:
+        if step.worker is not None:
+            _run(ctx, step, step.worker)
+    return ctx
 
 
-def apply_nonroot() -> str:
-    """Return the layer name actually applied: ``nonroot`` or ``nocaps``."""
-    pyprctl = _prctl
-    if pyprctl is None:
-        raise OSError(errno.ENOSYS, "pyprctl is not installed")
-    if os.getuid() != 0 and os.geteuid() != 0:
-        return "nonroot"  # already unprivileged: nothing to drop
-    for cap in pyprctl.Cap:
+def report(ctx: Context) -> LayerReport:
+    """The layers in table order; a layer that applied its warden half but not its worker half is missing."""
+    missing = tuple(dict.fromkeys(ctx.missing))
+    failed = {name for name, _ in missing}
+    active = tuple(a for a in ctx.active if a not in failed or a == "nocaps")
+    return LayerReport(active, missing)
+
+
+def _wait_and_exit(pid: int) -> None:
+    while True:
         try:
-            pyprctl.capbset_drop(cap)
-        except OSError:
-            pass
-    pyprctl.cap_ambient_clear_all()
-    if all(_readable_by_nobody(p) for p in read_roots() if os.path.exists(p)):
-        os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)  # clears permitted and effective capabilities
-        return "nonroot"
-    # uid 0 stays, powerless: no capabilities, and root gets none back on exec or setuid.
-    bits = pyprctl.Secbits
-    pyprctl.set_securebits(bits.NOROOT | bits.NOROOT_LOCKED | bits.NO_SETUID_FIXUP | bits.NO_SETUID_FIXUP_LOCKED
-                           | bits.KEEP_CAPS_LOCKED | bits.NO_CAP_AMBIENT_RAISE | bits.NO_CAP_AMBIENT_RAISE_LOCKED)
-    pyprctl.CapState(effective=set(), permitted=set(), inheritable=set()).set_current()
-    return "nocaps"
-
-
-# ---------------------------------------------------------------------------------------- landlock
-
-_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
-_CREATE_RULESET_VERSION = 1
-_RULE_PATH_BENEATH = 1
-_FS_READ_FILE, _FS_READ_DIR = 1 << 2, 1 << 3
-_FS_WRITE_FILE = 1 << 1
-_FS_V1 = (1 << 13) - 1
-_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-_NET_ALL = 1 | 2  # BIND_TCP | CONNECT_TCP
-_SCOPE_ALL = 1 | 2  # ABSTRACT_UNIX_SOCKET | SIGNAL
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1  # the kernel's struct landlock_path_beneath_attr is packed
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version, 0 when Landlock is absent or disabled."""
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    v = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
-    return max(int(v), 0)
-
-
-_ROOTS: list[str] | None = None
-
-
-def read_roots() -> list[str]:
-    """The trees a worker may read: the interpreter, its modules and shared libraries (computed once, in
-    the fork server: resolving them costs milliseconds a worker start should not pay)."""
-    global _ROOTS
-    if _ROOTS is None:
-        _ROOTS = _find_roots()
-    return _ROOTS
-
-
-def _find_roots() -> list[str]:
-    """The installation only: the prefixes, the standard library and site-packages, numpy and kbench.
-    Not the other sys.path entries: those are the user's (the grading script's folder, PYTHONPATH, a
-    checkout with its .env files), and a worker imports nothing from them."""
-    import sysconfig
-
-    import numpy
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(__file__)),
-             os.path.dirname(numpy.__file__), "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
-             "/etc/ld.so.cache", "/sys/devices/system/cpu"}
-    paths = sysconfig.get_paths()
-    roots.update(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)
-    return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
-
-
-def prepare_landlock(own_dir: str | None) -> tuple[int, int]:
-    """Build the ruleset (while we can still open every path); return (ruleset fd, ABI)."""
-    abi = landlock_abi()
-    if abi < 1:
-        raise OSError(errno.EOPNOTSUPP, "Landlock is not available in this kernel")
-    fs = _FS_V1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0) | \
-        (_FS_IOCTL_DEV if abi >= 5 else 0)
-    attr = _RulesetAttr(fs, _NET_ALL if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
-    size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    rfd = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
-    if rfd < 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"landlock_create_ruleset: {os.strerror(e)}")
-    read_dir = _FS_READ_FILE | _FS_READ_DIR
-    rules: list[tuple[str, int]] = [(r, read_dir) for r in read_roots()]
-    rules.append((f"/proc/{os.getpid()}", read_dir))
-    rules.append(("/dev/null", _FS_READ_FILE | _FS_WRITE_FILE))
-    rules.append(("/dev/urandom", _FS_READ_FILE))
-    if own_dir:
-        rules.append((own_dir, read_dir))
-    for path, access in rules:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
             continue
-        try:
-            if not stat.S_ISDIR(os.fstat(fd).st_mode):
-                access &= _FS_READ_FILE | _FS_WRITE_FILE  # a file takes only file rights (EINVAL otherwise)
-            rule = _PathBeneath(access, fd)
-            if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(rfd), ctypes.c_int(_RULE_PATH_BENEATH),
-                            ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
-                e = ctypes.get_errno()
-                os.close(rfd)
-                raise OSError(e, f"landlock_add_rule({path}): {os.strerror(e)}")
-        finally:
-            os.close(fd)
-    return rfd, abi
+        except ChildProcessError:
+            os._exit(1)
+    if os.WIFSIGNALED(status):  # die the same way, so the grading process sees which signal ended the worker
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
-
-def restrict_landlock(rfd: int) -> None:
-    """Enforce the ruleset on this process (needs no_new_privs, set by the caller)."""
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    try:
-        if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(rfd), ctypes.c_uint32(0)) != 0:
-            e = ctypes.get_errno()
-            raise OSError(e, f"landlock_restrict_self: {os.strerror(e)}")
-    finally:
-        os.close(rfd)
-
-
-# ---------------------------------------------------------------------------------------- seccomp
-
-CLONE_THREAD = 0x00010000
-TIOCSTI = 0x5412
-
-#: Syscalls an honest worker uses (CPython, numpy, OpenBLAS threads, our own pipe and arena).
-ALLOWED_SYSCALLS: tuple[str, ...] = (
-    # files already open or opened read-only (Landlock decides which)
-    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
-    "lseek", "close", "close_range", "open", "openat", "openat2", "stat", "fstat", "lstat", "newfstatat",
-    "statx", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents", "getdents64",
-    "getcwd", "chdir", "fchdir", "fcntl", "dup", "dup2", "dup3", "pipe", "pipe2", "flock", "fsync",
-    "fdatasync", "ftruncate", "fadvise64", "umask", "statfs", "fstatfs",
-    # memory
-    "mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "mincore", "msync", "membarrier",
-    "get_mempolicy",
-    # threads and their synchronisation
-    "futex", "futex_waitv", "get_robust_list", "set_robust_list", "set_tid_address", "rseq", "exit",
-    "exit_group", "sched_yield", "sched_getaffinity", "sched_getparam", "sched_getscheduler",
-    "sched_get_priority_max", "sched_get_priority_min", "getpriority", "prctl", "arch_prctl",
-    # signals (to itself: see the argument rules below)
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend", "rt_sigpending", "rt_sigtimedwait",
-    "sigaltstack", "restart_syscall", "alarm", "setitimer", "getitimer", "pause",
-    # identity and time
-    "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getgroups", "getresuid",
-    "getresgid", "getpgrp", "getpgid", "getsid", "getrlimit", "getrusage", "times", "sysinfo", "uname",
-    "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time", "getrandom",
-    "timerfd_create", "timerfd_settime", "timerfd_gettime", "getcpu",
-    # waiting on descriptors; the reply socket we were given (no new sockets)
-    "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
-    "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2", "recvmsg", "sendmsg", "recvfrom", "sendto",
-    "getsockopt", "getsockname", "shutdown", "wait4", "waitid",
-)
-
-
-#: Stands for the worker's pid in the precompiled program (above any pid_max, below the other constants).
-_PID_PLACEHOLDER = 0x3FFFFFF1
-_SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC = 1, 1
-_compiled: tuple[bytes, int] | None = None  # (BPF program, seccomp syscall number), built in the fork server
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def _precompile() -> tuple[bytes, int] | None:
-    """Build the filter once with libseccomp and keep its BPF bytes: generating it costs ~2 ms, loading
-    the bytes ~0.1 ms. libseccomp 2.5 has no call to load a precompiled program, hence the raw
-    ``seccomp(2)`` in ``_load_compiled``."""
-    if _seccomp is None:
-        return None
-    try:
-        f = _build_filter(_PID_PLACEHOLDER)
-        fd = os.memfd_create("kbench-bpf", os.MFD_CLOEXEC)
-        try:
-            with os.fdopen(os.dup(fd), "wb") as out:
-                f.export_bpf(out)
-            prog = os.pread(fd, 1 << 20, 0)
-        finally:
-            os.close(fd)
-        nr = _seccomp.resolve_syscall(_seccomp.Arch.NATIVE, "seccomp")
-    except Exception:  # noqa: BLE001 - each worker then builds its own filter
-        return None
-    if not prog or len(prog) % 8 or prog.count(_PID_PLACEHOLDER.to_bytes(4, sys.byteorder)) == 0:
-        return None
-    return prog, int(nr)
-
-
-def _load_compiled(prog: bytes, nr: int) -> None:
-    me = os.getpid().to_bytes(4, sys.byteorder)
-    code = bytearray(prog)
-    for i in range(0, len(code), 8):  # struct sock_filter {u16 code; u8 jt, jf; u32 k}: patch k only
-        if code[i + 4:i + 8] == _PID_PLACEHOLDER.to_bytes(4, sys.byteorder):
-            code[i + 4:i + 8] = me
-    buf = ctypes.create_string_buffer(bytes(code), len(code))
-    fprog = _SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    if libc.syscall(ctypes.c_long(nr), ctypes.c_uint(_SECCOMP_SET_MODE_FILTER),
-                    ctypes.c_uint(_SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog)) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"seccomp(SET_MODE_FILTER): {os.strerror(e)}")
-
-
-def apply_seccomp() -> None:
-    if _compiled is not None:
-        _load_compiled(*_compiled)
-        return
-    if _seccomp is None:
-        raise OSError(errno.ENOSYS, _SECCOMP_MISSING)
-    _build_filter(os.getpid()).load()
-
-
-def _build_filter(me: int) -> Any:
-    sc = _seccomp
-    f = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
-    f.set_attr(sc.Attr.CTL_TSYNC, 1)  # every thread, not only this one
-    f.set_attr(sc.Attr.CTL_NNP, 1)
-    for name in ALLOWED_SYSCALLS:
-        try:
-            f.add_rule(sc.ALLOW, name)
-        except (OSError, ValueError, RuntimeError):
-            pass  # not a syscall on this architecture
-    f.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.NE, TIOCSTI))  # no typing into a terminal
-    f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
-    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # glibc then creates threads with clone
-    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, me))
-    # rlimits of itself only (pid 0 or its own). CPU affinity not even of itself: the grader pins the
-    # worker to the core the timing reference gets, and a candidate widening it would get more cores.
-    f.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0))
-    f.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, me))
-    return f
-
-
-_compiled = _precompile()
-if sys.platform == "linux":
-    try:
-        read_roots()
-    except Exception:  # noqa: BLE001 - computed again (and reported) in the worker
-        pass
-
-
-# ---------------------------------------------------------------------------------------- all of it
 
 def close_inherited(keep: Iterable[int]) -> None:
-    """Close every descriptor the worker inherited except ``keep`` (the fork server's, the resource
-    tracker's...): nothing a candidate finds open should lead out of the worker."""
+    """Close every descriptor but ``keep`` (and stdio): nothing a candidate finds open leads out."""
     keep_set = sorted(set(keep) | {0, 1, 2})
     lo = 0
     for fd in keep_set:
@@ -409,38 +353,20 @@ def close_inherited(keep: Iterable[int]) -> None:
     os.closerange(lo, 1 << 16)
 
 
-def confine(memory_limit_mb: int, own_dir: str | None) -> LayerReport:
-    """Apply every layer this machine offers to the calling process, default-deny; report which held."""
-    active: list[str] = []
-    missing: list[tuple[str, str]] = []
+def not_needed() -> dict[str, str]:
+    """Layers that do not apply on this machine, with why (reported as such, neither active nor missing)."""
+    return {"userns": "running as root: the namespaces need no user namespace"} if os.geteuid() == 0 else {}
 
-    def attempt(name: str, fn, *args):  # type: ignore[no-untyped-def]
-        try:
-            got = fn(*args)
-        except Exception as e:  # noqa: BLE001 - a missing layer is reported, not fatal
-            missing.append((name, _reason(e)))
-            return None
-        active.append(got if isinstance(got, str) else name)
-        return got
 
-    attempt("rlimits", apply_rlimits, memory_limit_mb)
-    attempt("netns", apply_netns)
-    try:
-        ruleset: tuple[int, int] | None = prepare_landlock(own_dir)
-    except Exception as e:  # noqa: BLE001
-        ruleset = None
-        missing.append(("landlock", _reason(e)))
-    got = attempt("nonroot", apply_nonroot)
-    if got == "nocaps":
-        missing.append(("nonroot", "the interpreter is not readable by uid 65534; kept uid 0 without capabilities"))
-    try:
-        _prctl.set_no_new_privs()
-    except Exception as e:  # noqa: BLE001
-        missing.append(("no_new_privs", _reason(e)))
-    if ruleset is not None:
-        attempt("landlock", restrict_landlock, ruleset[0])
-    attempt("seccomp", apply_seccomp)
-    return LayerReport(tuple(active), tuple(missing))
+def missing_layers(active: Iterable[str]) -> list[str]:
+    """The layers of ``LAYERS`` a worker with ``active`` lacks, leaving out those not needed on this machine
+    (``nocaps`` stands for a partial ``nonroot``, which is missing)."""
+    held, skipped = set(active), not_needed()
+    return [name for name in LAYERS if name not in held and name not in skipped]
+
+
+def landlock_abi() -> int:
+    return landlock.abi()
 
 
 def _reason(e: BaseException) -> str:

@@ -50,7 +50,7 @@ def trial(ref: Callable, cand: Callable, x: dict, ref_params: dict, cand_params:
     expected = np.array(ref_out, copy=True)
     pool.release(ref_out)
     try:
-        out = cand(x, cand_params, nan_alloc if req.alloc == "nan" else pool.alloc)
+        out = cand(x, cand_params, nan_alloc if req.alloc == "pool" else pool.alloc)
     except BaseException as e:  # noqa: BLE001
         return P.NaiveTrialDone(False, "", None, None, error_line(e))
     c = compare(out, expected, req.atol, req.rtol, exact=False)

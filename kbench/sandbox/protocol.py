@@ -1,10 +1,16 @@
-"""The worker protocol: typed requests (grading process -> worker) and replies (worker -> grading process).
+"""The worker protocol: typed requests (grading process -> worker) and replies (worker -> grading process),
+each declared once, here.
 
-Requests come from the trusted side and travel pickled. Replies are written by a process that ran
-candidate code, so they travel as one small JSON header (at most ``MAX_HEADER_BYTES``) plus at most one
-raw array, and are rebuilt here field by field: every value type-checked, every string cut to a short
-bound, every name list bounded, sizes computed with Python ints. Nothing a worker sends is unpickled,
-echoed at length or trusted to be well formed; anything off is a ``ProtocolError``.
+Requests come from the trusted side and travel pickled. Replies are written by a process that may be running
+a candidate's native code, so they travel as one small JSON header (at most ``MAX_HEADER_BYTES``) and are
+rebuilt by one generic decoder from their declaration: every field's annotation names its wire type
+(``Text(n)``, ``Count(hi)``, ``Flag``, ``Names``, ...), which checks the type, bounds the size and writes
+out control characters. Nothing a worker sends is unpickled, echoed at length or trusted to be well formed;
+anything off is a ``ProtocolError``. A reply carries no data array: outputs stay in the worker's memory
+and the grading process reads them itself (``server``).
+
+What a reply *says* is only ever a reason to convict: a worker can report that a call failed or which
+output it returned, and the grader judges those bytes; no reply field can make a verdict better.
 
 Frames are a 4-byte big-endian length then the bytes (what ``multiprocessing.Connection`` writes, so the
 worker can keep using it); the grading process reads them itself, under a deadline (see ``server``).
@@ -14,16 +20,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Annotated, get_type_hints
 
 import numpy as np
 
-from kbench.core.text import harmless, short  # noqa: F401 - re-exported for the worker
+from kbench.core.text import harmless, one_line, short  # noqa: F401 - re-exported for the worker
 
 MAX_HEADER_BYTES = 64 << 10
 MAX_TEXT = 300  # longest message kept from a worker
-MAX_NAME = 40  # longest input/param name kept
+MAX_NAME = 40  # longest name kept
 STDOUT_HEAD = 2000  # longest head of a candidate's printed output kept
 MAX_NAMES = 16
 MAX_DIMS = 8
@@ -36,7 +42,141 @@ class ProtocolError(Exception):
     """A reply that is not what the protocol allows."""
 
 
+# ------------------------------------------------------------------------------------------ wire types
+
+class Wire:
+    """A field's wire type: ``check`` rebuilds the value from decoded JSON or raises ProtocolError."""
+
+    def check(self, v: Any) -> Any:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def plain(self, v: Any) -> Any:
+        return list(v) if isinstance(v, tuple) else v
+
+
+class Text(Wire):
+    def __init__(self, n: int = MAX_TEXT, one_line_only: bool = False) -> None:
+        self.n, self.one_line_only = n, one_line_only
+
+    def check(self, v: Any) -> str:
+        if not isinstance(v, str):
+            raise ProtocolError("a text field is not a string")
+        cut = v[: 4 * self.n]
+        return short(one_line(cut) if self.one_line_only else harmless(cut), self.n)
+
+
+class Count(Wire):
+    def __init__(self, hi: int = 1 << 63) -> None:
+        self.hi = hi
+
+    def check(self, v: Any) -> int:
+        if type(v) is not int or not 0 <= v <= self.hi:
+            raise ProtocolError("an integer field is missing or out of range")
+        return v
+
+
+class Flag(Wire):
+    def check(self, v: Any) -> bool:
+        if type(v) is not bool:
+            raise ProtocolError("a flag is not a boolean")
+        return v
+
+
+class OptNumber(Wire):
+    def check(self, v: Any) -> float | None:
+        if v is None:
+            return None
+        if type(v) not in (int, float):
+            raise ProtocolError("a number field is not a number")
+        return float(v)
+
+
+class Names(Wire):
+    """At most ``MAX_NAMES`` short one-line names (and a "… N more" entry beyond)."""
+
+    def check(self, v: Any) -> tuple[str, ...]:
+        if not isinstance(v, list) or len(v) > 10_000:
+            raise ProtocolError("a name list is malformed")
+        names = tuple(Text(MAX_NAME, True).check(s) for s in v[:MAX_NAMES])
+        return names + (f"… {len(v) - MAX_NAMES} more",) if len(v) > MAX_NAMES else names
+
+
+class Samples(Wire):
+    """Non-negative finite times."""
+
+    def check(self, v: Any) -> tuple[float, ...]:
+        if not isinstance(v, list) or len(v) > MAX_SAMPLES:
+            raise ProtocolError("a sample list is malformed")
+        out = tuple(float(x) for x in v if type(x) in (int, float))
+        if len(out) != len(v) or not all(math.isfinite(x) and x >= 0 for x in out):
+            raise ProtocolError("a sample list holds something other than non-negative times")
+        return out
+
+
+class DType(Wire):
+    def check(self, v: Any) -> str:
+        if not isinstance(v, str) or v not in ALLOWED_DTYPES:
+            raise ProtocolError(f"the worker sent an unsupported dtype {short(one_line(str(v)), 20)}")
+        return v
+
+
+class Shape(Wire):
+    def check(self, v: Any) -> tuple[int, ...]:
+        if not isinstance(v, list) or len(v) > MAX_DIMS or not all(type(s) is int and 0 <= s < (1 << 40) for s in v):
+            raise ProtocolError("the worker sent an unsupported shape")
+        return tuple(v)
+
+
+class Pairs(Wire):
+    """A short list of (name, reason) pairs (a layer report)."""
+
+    def check(self, v: Any) -> tuple[tuple[str, str], ...]:
+        if not isinstance(v, list) or len(v) > 32:
+            raise ProtocolError("a pair list is malformed")
+        out = []
+        for item in v:
+            if not isinstance(item, list) or len(item) != 2:
+                raise ProtocolError("a pair list is malformed")
+            out.append((Text(MAX_NAME, True).check(item[0]), Text().check(item[1])))
+        return tuple(out)
+
+    def plain(self, v: Any) -> Any:
+        return [list(p) for p in v]
+
+
+class Findings(Wire):
+    """The static gate's rejections: at most 64 (rule, line, detail) triples."""
+
+    def check(self, v: Any) -> tuple[tuple[str, int, str], ...]:
+        if not isinstance(v, list) or len(v) > 64:
+            raise ProtocolError("a findings list is malformed")
+        out = []
+        for item in v:
+            if not isinstance(item, list) or len(item) != 3:
+                raise ProtocolError("a findings list is malformed")
+            out.append((Text(MAX_NAME, True).check(item[0]), Count(1 << 31).check(item[1]),
+                        Text(200, True).check(item[2])))
+        return tuple(out)
+
+    def plain(self, v: Any) -> Any:
+        return [list(t) for t in v]
+
+
 # ------------------------------------------------------------------------------------------ requests
+
+@dataclass(frozen=True)
+class MapArena:
+    """Map the shared region whose descriptor follows this request: ``kind`` "inputs" (read-only: sealed
+    against writes by anyone but the grader) or "scratch" (the candidate's ``alloc`` pool, read-write)."""
+    kind: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Run the static gate on ``src`` (before any candidate code runs in this worker)."""
+    src: str
+
 
 @dataclass(frozen=True)
 class Load:
@@ -45,27 +185,38 @@ class Load:
     name: str
 
 
+#: Where an array sits in the inputs arena: (name, dtype, shape, byte offset).
+ArraySpec = tuple[str, str, tuple[int, ...], int]
+
+
 @dataclass(frozen=True)
 class SetParams:
-    """Keep a parameter set under ``pset_id``, passed through the candidate's ``init`` when ``init``."""
+    """Keep a parameter set: ``arrays`` in the inputs arena, ``scalars`` here; passed through the
+    candidate's ``init`` when ``init``; ``writable``: private copies instead of read-only views."""
     pset_id: str
-    params: dict
+    arrays: tuple[ArraySpec, ...]
+    scalars: dict
     init: bool = True
+    writable: bool = False
 
 
 @dataclass(frozen=True)
 class Call:
-    """One call of ``fn`` on inputs ``x`` (staged in the arena); outputs via the arena when they fit."""
+    """One call of ``fn`` on the inputs at ``x`` in the inputs arena.
+
+    ``inputs``: "readonly" (views of the sealed arena) or "copy" (fresh writable copies); ``alloc``: "pool"
+    (NaN-filled buffers the grader prepared in the scratch arena) or "cache" (KernelBench's caching
+    allocator, which hands freed blocks back unchanged)."""
     fn: str
     pset_id: str
-    x: dict
-    alloc: str = "nan"  # "nan": NaN-filled buffers; "pool": KernelBench's caching allocator
-    out_bytes: int = 0
+    x: tuple[ArraySpec, ...]
+    inputs: str = "readonly"
+    alloc: str = "pool"
 
 
 @dataclass(frozen=True)
-class VerifyParams:
-    """Are the kept parameter sets still as ``init`` left them?"""
+class Ping:
+    """An empty call: the round trip's own cost, for calibrating the grader's clock."""
 
 
 @dataclass(frozen=True)
@@ -77,17 +228,17 @@ class ReadStdout:
 class NaiveTrial:
     """KernelBench v0's correctness trial, all in the worker (see ``naive_v0``)."""
     pset_id: str
-    x: dict
+    x: tuple[ArraySpec, ...]
     atol: float
     rtol: float
-    alloc: str = "pool"  # the candidate's output buffers: KernelBench's caching pool, or "nan"-filled
+    alloc: str = "cache"
 
 
 @dataclass(frozen=True)
 class NaiveTime:
     """KernelBench v0's timing loop, all in the worker, on one reused input."""
     pset_id: str
-    x: dict
+    x: tuple[ArraySpec, ...]
     warmup: int
     min_runs: int
     max_runs: int
@@ -99,221 +250,127 @@ class Exit:
     """Stop the worker."""
 
 
-Request = Load | SetParams | Call | VerifyParams | NaiveTrial | NaiveTime | Exit
-
-
-@dataclass(frozen=True)
-class Staged:
-    """Where the grading process put a request's inputs in the arena (replaces ``x`` on the wire)."""
-    arena_id: int
-    arena_size: int
-    x_spec: tuple[tuple[str, str, tuple[int, ...], int], ...]
-    out_offset: int
-    out_capacity: int
+Request = MapArena | Gate | Load | SetParams | Call | Ping | ReadStdout | NaiveTrial | NaiveTime | Exit
 
 
 # ------------------------------------------------------------------------------------------ replies
 
 @dataclass(frozen=True)
+class Started:
+    """The warden's first frame: the worker's pid as the grading process sees it."""
+    pid: Annotated[int, Count(1 << 31)]
+
+
+@dataclass(frozen=True)
 class Hello:
-    """First frame of every worker: the OS layers it applied, and why the others are missing."""
-    active: tuple[str, ...]
-    missing: tuple[tuple[str, str], ...]
+    """The worker's first frame: the OS layers it applied, and why the others are missing."""
+    active: Annotated[tuple[str, ...], Names()]
+    missing: Annotated[tuple[tuple[str, str], ...], Pairs()]
 
 
 @dataclass(frozen=True)
 class Failure:
-    """The request raised in the worker (``kind``: "error", "memory" or "output")."""
-    error: str
-    kind: str = "error"
-    stdout_bytes: int = 0
+    """The request raised in the worker (``kind``: "error", "memory", "output" or "readonly")."""
+    error: Annotated[str, Text()]
+    kind: Annotated[str, Text(10, True)] = "error"
+
+
+@dataclass(frozen=True)
+class Mapped:
+    pass
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """The gate's findings; ``error``: the source could not be checked (a syntax error, too deep, too big)."""
+    findings: Annotated[tuple[tuple[str, int, str], ...], Findings()]
+    error: Annotated[str, Text()] = ""
 
 
 @dataclass(frozen=True)
 class Loaded:
-    has_init: bool
-    stdout_bytes: int = 0
+    has_init: Annotated[bool, Flag()]
 
 
 @dataclass(frozen=True)
 class ParamsKept:
-    stdout_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class ParamsVerified:
-    params_changed: tuple[str, ...]
-    stdout_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    dtype: str
-    shape: tuple[int, ...]
-    in_arena: bool
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+    pass
 
 
 @dataclass(frozen=True)
 class Called:
-    """A call's facts, gathered in the worker and judged by the grading process."""
-    t0: int
-    t1: int
-    threads_started: int
-    inputs_changed: tuple[str, ...]
-    aliases: tuple[str, ...]
-    out_type: str  # "numpy.ndarray" when ``output`` is set
-    output_spec: OutputSpec | None
-    stdout_bytes: int = 0
-    output: np.ndarray | None = field(default=None, compare=False)  # filled in by the server
-    t_send: int = 0  # the grading process's clock around the round trip (filled in by the server)
-    t_recv: int = 0
+    """What the worker says it returned: the output's type, and where the ndarray sits in its memory.
+
+    The grading process reads ``nbytes`` of that address itself (and judges them); the worker's own kernel
+    time is kept only for the view that switches the grader's clock off."""
+    out_type: Annotated[str, Text(80, True)]
+    out_addr: Annotated[int, Count()] = 0
+    out_dtype: Annotated[str, DType()] = "<f4"
+    out_shape: Annotated[tuple[int, ...], Shape()] = ()
+    kernel_ns: Annotated[int, Count()] = 0
+    alloc_used: Annotated[int, Count()] = 0
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.out_shape) * np.dtype(self.out_dtype).itemsize
+
+
+@dataclass(frozen=True)
+class Pong:
+    pass
 
 
 @dataclass(frozen=True)
 class NaiveTrialDone:
-    ok: bool
-    message: str
-    max_abs_err: float | None
-    max_rel_err: float | None
-    raised: str
-    stdout_bytes: int = 0
+    ok: Annotated[bool, Flag()]
+    message: Annotated[str, Text()]
+    max_abs_err: Annotated[float | None, OptNumber()]
+    max_rel_err: Annotated[float | None, OptNumber()]
+    raised: Annotated[str, Text()]
 
 
 @dataclass(frozen=True)
 class NaiveTimes:
-    ref: tuple[float, ...]
-    cand: tuple[float, ...]
-    stdout_bytes: int = 0
+    ref: Annotated[tuple[float, ...], Samples()]
+    cand: Annotated[tuple[float, ...], Samples()]
 
 
 @dataclass(frozen=True)
 class Printed:
-    head: str  # control characters escaped, at most STDOUT_HEAD characters
-    stdout_bytes: int = 0
+    head: Annotated[str, Text(STDOUT_HEAD)]  # control characters escaped
+    total: Annotated[int, Count()] = 0  # characters printed in all
 
 
-Reply = Hello | Failure | Loaded | ParamsKept | ParamsVerified | Called | NaiveTrialDone | NaiveTimes | Printed
+Reply = (Started | Hello | Failure | Mapped | GateVerdict | Loaded | ParamsKept | Called | Pong | NaiveTrialDone
+         | NaiveTimes | Printed)
+
+#: The reply each request expects (a ``Failure`` is always possible).
+EXPECTED: dict[type, type] = {MapArena: Mapped, Gate: GateVerdict, Load: Loaded, SetParams: ParamsKept,
+                              Call: Called, Ping: Pong, ReadStdout: Printed, NaiveTrial: NaiveTrialDone,
+                              NaiveTime: NaiveTimes}
+
+_REPLIES: tuple[type, ...] = (Started, Hello, Failure, Mapped, GateVerdict, Loaded, ParamsKept, Called, Pong,
+                              NaiveTrialDone, NaiveTimes, Printed)
+#: Each reply's fields with their wire types, read once from the declarations above.
+_WIRE: dict[str, tuple[type, tuple[tuple[str, Wire], ...]]] = {
+    t.__name__: (t, tuple((f.name, get_type_hints(t, include_extras=True)[f.name].__metadata__[0])
+                          for f in fields(t)))
+    for t in _REPLIES
+}
+
 
 def error_of(reply: Reply, otherwise: str = "unexpected reply") -> str:
-    """What went wrong, for a reply that is not the one a request expected: a ``Failure``'s error, else
-    ``otherwise``."""
+    """What went wrong, for a reply that is not the one a request expected."""
     return reply.error if isinstance(reply, Failure) else otherwise
 
 
-#: The reply each request expects (a ``Failure`` is always possible).
-EXPECTED: dict[type, type] = {Load: Loaded, SetParams: ParamsKept, Call: Called, VerifyParams: ParamsVerified,
-                              NaiveTrial: NaiveTrialDone, NaiveTime: NaiveTimes, ReadStdout: Printed}
-
-_REPLY_TYPES: dict[str, type] = {t.__name__: t for t in (Hello, Failure, Loaded, ParamsKept, ParamsVerified,
-                                                          Called, NaiveTrialDone, NaiveTimes, Printed)}
-
-
-# ------------------------------------------------------------------------------------------ worker side
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, OutputSpec):
-        return {"dtype": v.dtype, "shape": list(v.shape), "in_arena": v.in_arena}
-    if isinstance(v, tuple):
-        return [_plain(i) for i in v]
-    return v
-
+# ------------------------------------------------------------------------------------------ the codec
 
 def encode(reply: Reply) -> bytes:
-    """A reply as the JSON header the worker sends (the output array, if any, follows as raw bytes)."""
-    body = {f.name: _plain(getattr(reply, f.name)) for f in fields(reply)
-            if f.name not in ("output", "t_send", "t_recv")}
+    """A reply as the JSON header the worker sends."""
+    _, wire = _WIRE[type(reply).__name__]
+    body = {name: w.plain(getattr(reply, name)) for name, w in wire}
     return json.dumps({"type": type(reply).__name__, **body}, default=str).encode()
-
-
-# ------------------------------------------------------------------------------------------ grading side
-
-def _text(v: Any, n: int = MAX_TEXT) -> str:
-    if not isinstance(v, str):
-        raise ProtocolError("a text field is not a string")
-    return short(harmless(v[: 4 * n]), n)
-
-
-def _int(v: Any, lo: int = 0, hi: int = 1 << 63) -> int:
-    if type(v) is not int or not lo <= v <= hi:
-        raise ProtocolError("an integer field is missing or out of range")
-    return v
-
-
-def _bool(v: Any) -> bool:
-    if type(v) is not bool:
-        raise ProtocolError("a flag is not a boolean")
-    return v
-
-
-def _opt_float(v: Any) -> float | None:
-    if v is None:
-        return None
-    if type(v) not in (int, float):
-        raise ProtocolError("a number field is not a number")
-    return float(v)
-
-
-def _names(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, list) or len(v) > 10_000:
-        raise ProtocolError("a name list is malformed")
-    names = tuple(_text(s, MAX_NAME) for s in v[:MAX_NAMES])
-    return names + (f"… {len(v) - MAX_NAMES} more",) if len(v) > MAX_NAMES else names
-
-
-def _floats(v: Any) -> tuple[float, ...]:
-    if not isinstance(v, list) or len(v) > MAX_SAMPLES:
-        raise ProtocolError("a sample list is malformed")
-    out = tuple(float(x) for x in v if type(x) in (int, float))
-    if len(out) != len(v) or not all(math.isfinite(x) and x >= 0 for x in out):
-        raise ProtocolError("a sample list holds something other than non-negative times")
-    return out
-
-
-def _output_spec(v: Any) -> OutputSpec | None:
-    if v is None:
-        return None
-    if not isinstance(v, dict):
-        raise ProtocolError("an output description is malformed")
-    dtype = v.get("dtype")
-    shape = v.get("shape")
-    if not isinstance(dtype, str) or dtype not in ALLOWED_DTYPES:
-        raise ProtocolError(f"the worker sent an output of unsupported dtype {short(dtype, 20)}")
-    if not isinstance(shape, list) or len(shape) > MAX_DIMS or \
-            not all(type(s) is int and 0 <= s < (1 << 40) for s in shape):
-        raise ProtocolError("the worker sent an output of unsupported shape")
-    return OutputSpec(dtype, tuple(shape), _bool(v.get("in_arena", False)))
-
-
-def _layers(v: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(v, list) or len(v) > 16:
-        raise ProtocolError("a layer list is malformed")
-    out = []
-    for item in v:
-        if not isinstance(item, list) or len(item) != 2:
-            raise ProtocolError("a layer list is malformed")
-        out.append((_text(item[0], MAX_NAME), _text(item[1])))
-    return tuple(out)
-
-
-_PARSERS: dict[type, Any] = {
-    Hello: lambda h: Hello(tuple(_text(s, MAX_NAME) for s in _names(h["active"])), _layers(h["missing"])),
-    Failure: lambda h: Failure(_text(h["error"]), _text(h["kind"], 10), _int(h["stdout_bytes"])),
-    Loaded: lambda h: Loaded(_bool(h["has_init"]), _int(h["stdout_bytes"])),
-    ParamsKept: lambda h: ParamsKept(_int(h["stdout_bytes"])),
-    ParamsVerified: lambda h: ParamsVerified(_names(h["params_changed"]), _int(h["stdout_bytes"])),
-    Called: lambda h: Called(_int(h["t0"]), _int(h["t1"]), _int(h["threads_started"], 0, 1 << 20),
-                             _names(h["inputs_changed"]), _names(h["aliases"]), _text(h["out_type"], 80),
-                             _output_spec(h["output_spec"]), _int(h["stdout_bytes"])),
-    NaiveTrialDone: lambda h: NaiveTrialDone(_bool(h["ok"]), _text(h["message"]), _opt_float(h["max_abs_err"]),
-                                             _opt_float(h["max_rel_err"]), _text(h["raised"]),
-                                             _int(h["stdout_bytes"])),
-    NaiveTimes: lambda h: NaiveTimes(_floats(h["ref"]), _floats(h["cand"]), _int(h["stdout_bytes"])),
-    Printed: lambda h: Printed(_text(h["head"], STDOUT_HEAD), _int(h["stdout_bytes"])),
-}
 
 
 def decode(raw: bytes, expected: type) -> Reply:
@@ -324,14 +381,21 @@ def decode(raw: bytes, expected: type) -> Reply:
         h = json.loads(raw)
     except Exception:  # noqa: BLE001 - RecursionError, UnicodeDecodeError, ValueError: all malformed
         raise ProtocolError("the worker sent a malformed reply") from None
-    if not isinstance(h, dict):
+    if not isinstance(h, dict) or not isinstance(h.get("type"), str) or h["type"] not in _WIRE:
         raise ProtocolError("the worker sent a malformed reply")
-    kind = _REPLY_TYPES.get(h.get("type")) if isinstance(h.get("type"), str) else None
+    kind, wire = _WIRE[h["type"]]
     if kind is not expected and kind is not Failure:
         raise ProtocolError(f"the worker sent an unexpected reply (wanted {expected.__name__})")
+    if set(h) - {"type"} != {name for name, _ in wire}:
+        raise ProtocolError(f"the worker sent a malformed {kind.__name__} reply")
     try:
-        return _PARSERS[kind](h)
+        return kind(**{name: w.check(h[name]) for name, w in wire})
     except ProtocolError:
         raise
-    except Exception:  # noqa: BLE001 - a missing key or a wrong type anywhere
+    except Exception:  # noqa: BLE001 - anything else off in any field
         raise ProtocolError(f"the worker sent a malformed {kind.__name__} reply") from None
+
+
+def array_spec(name: str, a: np.ndarray, offset: int) -> ArraySpec:
+    return (name, a.dtype.str, tuple(int(s) for s in a.shape), int(offset))
+

@@ -1,17 +1,26 @@
-"""The grading process's side of the sandbox: start workers, talk to them, survive them.
+"""The grading process's side of the sandbox: start workers, talk to them, time them, survive them.
 
-Workers are forked from a fork server that already imported numpy (see ``worker``). ``Worker.call`` sends
-one typed request (``protocol``) and returns its typed reply. Whatever the worker (or anything it left
-behind) does, the call ends by its deadline: every read and write waits in ``poll`` with the time left,
-and a missed deadline kills the worker. Replies are bounded before they are read (a 64 KiB header, an
-output no larger than the request allows), inputs and outputs travel through a sealed memfd arena the
-worker cannot resize, and a malformed reply is a ``WorkerError``, never an exception from deep inside a
-parser.
+Workers are forked from a fork server that already imported numpy (see ``worker``); each is a warden and
+the worker it forked into its own namespaces (``confine``). ``Worker.call`` sends one typed request
+(``protocol``) and returns its typed reply; ``Worker.run`` is the timed kernel call. Whatever the worker
+does, a call ends by its deadline: every read and write waits in ``poll`` with the time left, and a missed
+deadline kills the worker. Replies are bounded before they are read (a 64 KiB header), and a malformed
+reply is a ``WorkerError``, never an exception from deep inside a parser.
+
+The grader owns every fact about a call, from outside the worker:
+- **its clock**: wall time from the request sent to the reply received, and the worker's CPU time as the
+  kernel accounts it (its process CPU clock, every thread included); the worker's own stamps are not used;
+- **its output**: the bytes at the address the worker names, read with ``process_vm_readv`` into the
+  grader's own buffer while the worker is stopped; a wrong address gives wrong bytes, judged as such;
+- **its threads**: counted in ``/proc/<pid>/task``.
+A candidate's worker is stopped (SIGSTOP, every thread, checked in /proc) from the moment its reply
+arrives until its next request, so nothing of it runs while the reference is timed or its output is read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import multiprocessing
 import os
@@ -27,6 +36,7 @@ import tempfile
 import threading
 import time
 import types
+from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 import numpy as np
@@ -34,31 +44,53 @@ import numpy as np
 from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
 from kbench.sandbox import worker as _worker
-from kbench.sandbox.arena import Arena, layout
 
-#: The largest raw output a call may send back, whatever it asked for.
-MAX_OUTPUT_BYTES = 256 << 20
+#: The largest output a call may name, whatever it asked for.
+MAX_OUTPUT_BYTES = 1 << 30
 HELLO_TIMEOUT_S = 10.0
+#: How long a stopped worker may take to show every thread stopped (a thread inside a long system call does
+#: not stop until it returns: seccomp refuses the long ones, so an honest worker stops in microseconds).
+STOP_TIMEOUT_S = 0.25
+#: Tests only: how candidate workers are started. None: as always. "no_audit": without the audit hook (the OS
+#: layers alone). "native": without the audit hook and with ``ctypes``, ``libc`` and ``syscall`` in the
+#: candidate's namespace, as if its own native code ran in the worker (what the threat model assumes it can).
+#: Read in the grading process when a worker starts; nothing a candidate does can set it.
+TEST_HARNESS: str | None = None
+#: Modules the fork server imports before it forks anything (layers above the sandbox add their own).
+PRELOAD: list[str] = ["numpy", "threadpoolctl", "kbench.sandbox.worker"]
 
 _ctx_lock = threading.Lock()
 _ctx: Any = None
 
 
+def _installation_path() -> list[str]:
+    """This process's sys.path without the entries that are not the installation: not "" or the current
+    directory (``python -m`` and ``python -c`` put it first), not the grading script's folder, not
+    PYTHONPATH. The fork server imports numpy and kbench before it forks anything, unconfined: a
+    ``numpy.py`` or ``threadpoolctl.py`` in the folder kbench was started from must not be what it imports."""
+    roots = tuple(r.rstrip(os.sep) + os.sep for r in _confine.read_roots())
+    return [p for p in sys.path if p and os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+
+
 def _start_fork_server() -> None:
-    """Start the fork server with the worker environment only: every worker is forked from it, and its
-    initial environment block (``/proc/self/environ``, the top of its stack) is inherited by each."""
+    """Start the fork server with the worker environment only and the installation's import path: every
+    worker is forked from it, and its initial environment block and command line are inherited by each
+    (the warden zeroes both)."""
     from multiprocessing import forkserver
 
     if _fork_server_alive(getattr(forkserver._forkserver, "_forkserver_pid", None)):
         return  # running: leave os.environ alone (other threads read it)
-    saved = dict(os.environ)
+    saved_env, saved_path = dict(os.environ), list(sys.path)
     try:
         os.environ.clear()
-        os.environ.update(_confine.worker_environment(saved))
+        os.environ.update(_confine.worker_environment(saved_env))
+        os.environ["PYTHONSAFEPATH"] = "1"  # its own `python -c` must not put the current directory first
+        sys.path[:] = _installation_path()  # what multiprocessing hands the fork server as its sys.path
         forkserver.ensure_running()
     finally:
+        sys.path[:] = saved_path
         os.environ.clear()
-        os.environ.update(saved)
+        os.environ.update(saved_env)
 
 
 def _fork_server_alive(pid: int | None) -> bool:
@@ -78,7 +110,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["numpy", "threadpoolctl", "kbench.sandbox.worker"])
+            ctx.set_forkserver_preload(list(dict.fromkeys(PRELOAD)))
             _ctx = ctx
         _start_fork_server()  # a no-op when it runs; restarts it if it died
         return _ctx
@@ -168,24 +200,48 @@ class _Deadline:
         return max(0, math.ceil((self.end - time.monotonic()) * 1000))
 
 
+class _IOVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.process_vm_readv.restype = ctypes.c_ssize_t
+_libc.process_vm_readv.argtypes = [ctypes.c_int, ctypes.POINTER(_IOVec), ctypes.c_ulong, ctypes.POINTER(_IOVec),
+                                   ctypes.c_ulong, ctypes.c_ulong]
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One timed call as the grading process saw it: the reply, its wall and CPU nanoseconds, and the
+    output read from the worker's memory (None when the reply named none, or named the wrong size)."""
+
+    reply: P.Reply
+    wall_ns: int
+    cpu_ns: int
+    output: np.ndarray | None
+
+
 class Worker:
-    """One sandboxed process. ``role="candidate"`` installs the audit hook (for messages); ``"reference"``
-    runs only our references and never sees candidate code. Both get every OS layer."""
+    """One sandboxed worker. ``role="candidate"`` installs the audit hook (for readable refusals) and is
+    stopped between requests; ``"reference"`` runs only our references and never sees candidate code
+    (``stopped=True`` makes a reference worker stop between requests too: the timing twin, treated exactly
+    as the candidate is). Both get every OS layer."""
 
     def __init__(self, role: Literal["candidate", "reference"], memory_limit_mb: int = 4096,
-                 blas_threads: int = 1, cpu: int | None = None) -> None:
+                 blas_threads: int = 1, cpu: int | None = None, stopped: bool | None = None) -> None:
         self.role = role
-        # The worker's working directory (read-only to it under Landlock; its one writable place without).
+        self.stops = role == "candidate" if stopped is None else stopped
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         _sweep_stale(shm or tempfile.gettempdir())
+        # The warden mounts the worker's filesystem view here, in its own mount namespace.
         self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-{os.getpid()}-", dir=shm)
-        os.chmod(self.workdir, 0o755)  # readable by the unprivileged user the worker becomes
-        self._arena: Arena | None = None
-        self._arena_sent = -1
-        self._arena_count = 0
+        os.chmod(self.workdir, 0o755)
         self.hello: P.Hello | None = None
+        self.pid = 0  # the worker's pid, once the warden has said it
+        self._paused = False
+        self._mapped: dict[str, int] = {}  # arena kind -> id of the arena mapped
         cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
-               "blas_threads": blas_threads, "cpu": cpu}
+               "blas_threads": blas_threads, "cpu": cpu, "harness": TEST_HARNESS if role == "candidate" else None}
         ctx = _context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
@@ -199,31 +255,69 @@ class Worker:
             child.close()
         self._fd = self.conn.fileno()
         os.set_blocking(self._fd, False)
-        self._fd_sock = socket.socket(fileno=os.dup(self._fd))  # passes the arena's descriptor
+        self._fd_sock = socket.socket(fileno=os.dup(self._fd))  # passes arena descriptors
         self.dead = False
+        self._cpu = cpu
+        self._pollers: dict[int, Any] = {}
+        self._sentinel = select.poll()
+        self._sentinel.register(self.proc.sentinel, select.POLLIN)
 
     # -- the protocol -----------------------------------------------------------------------------
 
-    def call(self, request: P.Request, timeout: float) -> P.Reply:
-        """Send ``request``; return its reply (or a ``protocol.Failure``), or raise WorkerError."""
+    def call(self, request: P.Request, timeout: float, fd: int | None = None) -> P.Reply:
+        """Send ``request`` (and ``fd``, for MapArena); return its reply (or a ``protocol.Failure``), or raise
+        WorkerError."""
         deadline = _Deadline(timeout)
         with self._ending_on_error():
-            if self.hello is None:
-                self._read_hello(deadline)
-            x = getattr(request, "x", None)
-            staged = self._stage(x, int(getattr(request, "out_bytes", 0))) if x is not None else None
-            wire = request if x is None else _without_x(request)
-            t_send = time.perf_counter_ns()
-            self._send_frame(pickle.dumps((wire, staged), protocol=5), deadline)
-            if staged is not None and self._arena_sent != staged.arena_id:
-                assert self._arena is not None
-                self._send_fd(self._arena.fd, deadline)
-                self._arena_sent = staged.arena_id
+            self._ready(deadline)
+            self._continue()
+            self._send_frame(pickle.dumps(request, protocol=5), deadline)
+            if fd is not None:
+                self._send_fd(fd, deadline)
             reply = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.EXPECTED[type(request)])
-            if isinstance(reply, P.Called):
-                output = self._output(reply.output_spec, staged, request, deadline)
-                reply = _with(reply, output=output, t_send=t_send, t_recv=time.perf_counter_ns())
+            self._stop()
             return reply
+
+    def run(self, request: P.Call | P.Ping, timeout: float, expect: tuple[str, tuple[int, ...]] | None,
+            into: np.ndarray | None = None, stop: bool = True) -> KernelCall:
+        """The timed call: wall and CPU time of the round trip by the grader's clocks, then the output read
+        from the worker's memory (``expect``: the dtype and shape the caller will judge; an output of another
+        size is not read). ``into``: a preallocated buffer for the output (reused across calls). ``stop``:
+        stop the worker at the reply whatever its role (timed calls treat both arms the same way)."""
+        deadline = _Deadline(timeout)
+        with self._ending_on_error():
+            self._ready(deadline)
+            frame = pickle.dumps(request, protocol=5)
+            cpu0 = self.cpu_ns()
+            t0 = time.perf_counter_ns()
+            self._continue()
+            self._send_frame(frame, deadline)
+            reply = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.EXPECTED[type(request)])
+            t1 = time.perf_counter_ns()
+            self._stop(force=stop)
+            cpu = self.cpu_ns() - cpu0
+            out = None
+            if isinstance(reply, P.Called) and reply.out_type == "numpy.ndarray" and expect is not None \
+                    and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
+                out = self.read(reply.out_addr, reply.nbytes, into, expect)
+            return KernelCall(reply, t1 - t0, cpu, out)
+
+    def read(self, addr: int, nbytes: int, into: np.ndarray | None, expect: tuple[str, tuple[int, ...]]
+             ) -> np.ndarray:
+        """``nbytes`` of the worker's memory at ``addr``, copied into the grader's own array."""
+        if nbytes > MAX_OUTPUT_BYTES:
+            raise P.ProtocolError(f"the worker named an output of {nbytes} bytes, more than allowed")
+        dtype, shape = np.dtype(expect[0]), tuple(expect[1])
+        dest = into if into is not None and into.dtype == dtype and into.shape == shape else np.empty(shape, dtype)
+        if nbytes == 0:
+            return dest
+        local = _IOVec(dest.ctypes.data, nbytes)
+        remote = _IOVec(addr, nbytes)
+        got = _libc.process_vm_readv(self.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        if got != nbytes:
+            e = ctypes.get_errno()
+            raise P.ProtocolError(f"the output the worker named could not be read ({os.strerror(e) if got < 0 else 'short read'})")
+        return dest
 
     @contextlib.contextmanager
     def _ending_on_error(self) -> Iterator[None]:
@@ -246,60 +340,121 @@ class Worker:
         return self.layers().active
 
     def layers(self, timeout: float = HELLO_TIMEOUT_S) -> P.Hello:
-        """The worker's layer report (its first frame), read within ``timeout`` the first time."""
+        """The worker's layer report, read within ``timeout`` the first time."""
         if self.hello is None:
             with self._ending_on_error():
-                self._read_hello(_Deadline(timeout))
+                self._ready(_Deadline(timeout))
         assert self.hello is not None
         return self.hello
 
-    def _read_hello(self, deadline: _Deadline) -> None:
+    def _ready(self, deadline: _Deadline) -> None:
+        """The warden's and the worker's first frames: the worker's pid, then its layer report."""
+        if self.hello is not None:
+            return
+        if not self.pid:
+            started = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.Started)
+            if not isinstance(started, P.Started) or started.pid <= 0:
+                raise P.ProtocolError("the warden did not say which process is the worker")
+            self.pid = started.pid
+            if self._cpu is not None and hasattr(os, "sched_setaffinity"):
+                self.pin(self._cpu)
         hello = P.decode(self._recv_frame(P.MAX_HEADER_BYTES, deadline), P.Hello)
         if not isinstance(hello, P.Hello):
             raise P.ProtocolError("the worker did not start with its layer report")
         self.hello = hello
+        self._stop()
 
-    def _stage(self, x: dict[str, np.ndarray], out_bytes: int) -> P.Staged:
-        """Copy inputs into the sealed arena (a new, larger one when needed); describe where they are."""
-        arrays = {k: np.ascontiguousarray(v) for k, v in x.items()}
-        spec, off = layout(arrays)
-        need = off + max(out_bytes, 1)
-        if self._arena is None or self._arena.size < need:
-            if self._arena is not None:
-                self._arena.close()
-            self._arena_count += 1
-            self._arena = Arena(max(need * 5 // 4, 1 << 20), self._arena_count)
-        for (name, dtype, shape, o), a in zip(spec, arrays.values()):
-            self._arena.view(np.dtype(dtype), shape, o)[...] = a
-        return P.Staged(self._arena.arena_id, self._arena.size, tuple(spec), off, self._arena.size - off)
+    # -- what the grader reads about the worker, from outside it ------------------------------------
 
-    def _output(self, spec: P.OutputSpec | None, staged: P.Staged | None, request: P.Request,
-                deadline: _Deadline) -> np.ndarray | None:
-        if spec is None:
+    def cpu_ns(self) -> int:
+        """The worker's CPU time so far (all its threads, live and exited), as the kernel accounts it."""
+        try:
+            return time.clock_gettime_ns(((~self.pid) << 3) | 2)  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+        except OSError:
+            return 0
+
+    def thread_count(self) -> int | None:
+        """Threads alive in the worker now, read from /proc by this process (None where /proc is missing)."""
+        if not self._warden_alive():
             return None
-        n = spec.nbytes  # Python ints: no overflow however large the claimed shape
-        dtype = np.dtype(spec.dtype)
-        if spec.in_arena:
-            if staged is None or self._arena is None or n > staged.out_capacity:
-                raise P.ProtocolError("the worker claimed an arena output larger than its region")
-            region = np.frombuffer(self._arena.map, dtype=np.uint8, count=n, offset=staged.out_offset)
-            out = region.view(dtype).reshape(spec.shape).copy()
-            region[...] = 0xFF  # a NaN pattern: no answer stays readable in shared memory
-            return out
-        limit = min(MAX_OUTPUT_BYTES, max(2 * int(getattr(request, "out_bytes", 0)), 16 << 20))
-        if n > limit:
-            raise P.ProtocolError(f"the worker sent an output of {n} bytes, more than the {limit} allowed")
-        raw = self._recv_frame(limit, deadline)
-        if len(raw) != n:
-            raise P.ProtocolError("the worker sent an output whose size does not match its header")
-        return np.frombuffer(raw, dtype=dtype).reshape(spec.shape)
+        try:
+            return len(os.listdir(f"/proc/{self.pid}/task"))
+        except OSError:
+            return None
+
+    def pin(self, cpu: int) -> None:
+        """Move every thread of the worker to ``cpu`` (the worker itself may not change its affinity)."""
+        if not self._warden_alive():
+            return
+        try:
+            for tid in os.listdir(f"/proc/{self.pid}/task"):
+                os.sched_setaffinity(int(tid), {cpu})
+        except OSError:
+            pass  # gone: the next request reports it
+
+    def _warden_alive(self) -> bool:
+        # The worker's pid is safe to signal only while the warden lives: it has not reaped the worker, so
+        # the pid cannot have been reused. (A poll of the warden's sentinel: multiprocessing's own exitcode
+        # builds a selector per call, ~15 us.)
+        return bool(self.pid) and not self.dead and not self._sentinel.poll(0)
+
+    def _signal(self, sig: int) -> None:
+        if self._warden_alive():
+            try:
+                os.kill(self.pid, sig)
+            except OSError:
+                pass
+
+    def _stop(self, force: bool = False) -> None:
+        """Stop every thread of the worker and wait until /proc shows them stopped (candidates, and reference
+        workers made with ``stopped=True``; ``force`` stops any worker, for the timed call's symmetry)."""
+        if not (self.stops or force) or not self._warden_alive():
+            return
+        self._signal(signal.SIGSTOP)
+        self._paused = True
+        end = time.monotonic() + STOP_TIMEOUT_S
+        while not self._all_stopped():
+            if time.monotonic() > end:
+                self._kill()
+                raise WorkerError("died", "the worker kept running after it was stopped (a system call that "
+                                          "does not stop)")
+
+    def _all_stopped(self) -> bool:
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return True  # gone: the next read reports it
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1][1:2]
+            except OSError:
+                continue
+            if state not in (b"T", b"t", b"Z", b"X"):
+                return False
+        return True
+
+    def _continue(self) -> None:
+        if self._paused:
+            self._paused = False
+            self._signal(signal.SIGCONT)
+
+    def pause(self) -> None:
+        """Stop the worker until its next request (the pipeline's explicit form of what calls do)."""
+        self._stop(force=True)
+
+    def resume(self) -> None:
+        """Let a paused worker run again without a request."""
+        self._continue()
 
     # -- deadline-bound I/O -------------------------------------------------------------------------
 
     def _wait(self, events: int, deadline: _Deadline) -> None:
-        poller = select.poll()
-        poller.register(self._fd, events)
-        poller.register(self.proc.sentinel, select.POLLIN)
+        poller = self._pollers.get(events)
+        if poller is None:
+            poller = self._pollers[events] = select.poll()
+            poller.register(self._fd, events)
+            poller.register(self.proc.sentinel, select.POLLIN)
         while True:
             left = deadline.left_ms()
             ready = dict(poller.poll(left)) if left > 0 else {}
@@ -320,10 +475,10 @@ class Worker:
         buf = bytearray(n)
         view, got = memoryview(buf), 0
         while got < n:
-            self._wait(select.POLLIN, deadline)
-            try:
+            try:  # read first: the reply is usually there already; poll only when it is not
                 k = os.readv(self._fd, [view[got:]])
             except (BlockingIOError, InterruptedError):
+                self._wait(select.POLLIN, deadline)
                 continue
             except OSError:
                 self._died()
@@ -338,17 +493,16 @@ class Worker:
             (size,) = struct.unpack("!Q", self._read_exact(8, deadline))
         if size < 0 or size > limit:
             raise P.ProtocolError(f"the worker sent a frame of {size} bytes, more than the {limit} allowed")
-        return bytes(self._read_exact(size, deadline)) if size < (1 << 20) else self._read_exact(size, deadline)
+        return bytes(self._read_exact(size, deadline))
 
     def _send_frame(self, payload: bytes, deadline: _Deadline) -> None:
         head = struct.pack("!i", len(payload)) if len(payload) <= 0x7FFFFFFF else struct.pack("!iQ", -1, len(payload))
         view, sent = memoryview(head + payload), 0
         while sent < len(view):
-            self._wait(select.POLLOUT, deadline)
             try:
                 sent += os.write(self._fd, view[sent:])
             except (BlockingIOError, InterruptedError):
-                continue
+                self._wait(select.POLLOUT, deadline)
             except OSError:
                 self._died()
 
@@ -366,6 +520,7 @@ class Worker:
     # -- plumbing ---------------------------------------------------------------------------------
 
     def _kill(self) -> None:
+        self._signal(signal.SIGKILL)  # the worker first, while the warden still holds its pid
         try:
             self.proc.kill()
         except Exception:  # noqa: BLE001 - already gone
@@ -376,48 +531,23 @@ class Worker:
         self._kill()
 
     def _fail(self) -> None:
-        """After a timeout, a death or a malformed reply the stream is unusable: end the worker."""
-        self.dead = True
         self._kill()
-
-    def pause(self) -> None:
-        """SIGSTOP the worker: all its threads stop (no candidate code runs while the reference is timed).
-        A stopped worker can still be killed; ``close`` resumes it first."""
-        if not self.dead and self.proc.pid and self.proc.is_alive():
-            try:
-                os.kill(self.proc.pid, signal.SIGSTOP)
-            except OSError:
-                pass  # gone: the next call reports it
-
-    def resume(self) -> None:
-        """SIGCONT after ``pause``."""
-        if self.proc.pid and self.proc.is_alive():  # never signal a pid the system may have reused
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)
-            except OSError:
-                pass
-
-    def thread_count(self) -> int | None:
-        """Threads alive in the worker now, read from /proc by this process (None where /proc is missing)."""
-        try:
-            return len(os.listdir(f"/proc/{self.proc.pid}/task"))
-        except OSError:
-            return None
+        self.dead = True
 
     def close(self) -> None:
-        # A worker holds nothing worth a graceful exit (no files, no buffers to flush): kill it at once,
-        # paused or not, instead of waiting for it to read an exit request.
-        self._kill()
+        # A worker holds nothing worth a graceful exit (no files, no buffers to flush): kill it at once, and let
+        # its warden reap it and exit (killing the warden first would leave the worker to the system's init).
+        self._signal(signal.SIGKILL)
         self.proc.join(1.0)
+        if self.proc.exitcode is None:
+            self._kill()
+            self.proc.join(1.0)
         self.dead = True
         for closable in (self.conn, self._fd_sock):
             try:
                 closable.close()
             except OSError:
                 pass
-        if self._arena is not None:
-            self._arena.close()
-            self._arena = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "Worker":
@@ -425,15 +555,3 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _without_x(request: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(request, x={})
-
-
-def _with(reply: Any, **changes: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(reply, **changes)

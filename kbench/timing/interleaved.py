@@ -5,10 +5,9 @@ speedup's interval answers the question: tight, or clear of every fast_p thresho
 after a few pairs), or the budget is spent (an undecided interval may use up to ``budget_cap_s``).
 Speedup = median reference time / median candidate time, with a paired bootstrap interval, widened
 (``stats.honest_ci``) and flagged ``contended`` when other processes used the machine (``load``) or the
-samples spread widely. The candidate's worker is stopped (SIGSTOP) by the caller around every reference
-call. The candidate's worker reports
-its own kernel times; they are audited against the grader's round-trip clock (``audit_candidate_clock``)
-and a time below the machine's roofline floor is rejected (``roofline.implausibility``).
+samples spread widely. The caller times each call with the grader's own clocks (``kbench.sandbox.server``)
+and keeps the candidate's worker stopped outside its calls; a time below the machine's roofline floor is
+rejected (``roofline.implausibility``).
 
 This module sees callables, not workers: the grading pipeline supplies how one reference call and one
 candidate call are made, how a fresh input is drawn and how a timed output is checked.
@@ -17,7 +16,7 @@ candidate call are made, how a fresh input is drawn and how a timed output is ch
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -29,24 +28,12 @@ from kbench.timing.load import LoadMeter
 from kbench.timing.stats import (EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders, speedup_point, stop_reason,
                                  with_run_to_run)
 
-#: A gap between the candidate's reported kernel time and the grader's round trip this large (relative to the
-#: reference worker's own round-trip overhead, or absolute, or relative to the kernel) means the candidate's
-#: clock is not believed at all: the grader's clock is used instead.
-CLOCK_DISTRUST_REL_OVERHEAD = 0.5
-CLOCK_DISTRUST_ABS_S = 0.002
-CLOCK_DISTRUST_REL_KERNEL = 0.5
-#: A smaller gap above this is charged to the candidate (a worker clock can make it slower, never faster).
-CLOCK_CHARGE_ABS_S = 0.0002
-CLOCK_CHARGE_REL_KERNEL = 0.03
-
-
 @dataclass(frozen=True)
 class TimedCall:
-    """One call as the timing step saw it: kernel seconds, the output, and round-trip time beyond the kernel."""
+    """One call as the timing step saw it: its seconds (by the clock the mode trusts) and the output."""
 
     seconds: float
     output: np.ndarray
-    overhead: float
 
 
 class TimingAborted(Exception):
@@ -60,54 +47,32 @@ class TimingAborted(Exception):
 Emit = Callable[[str, "bool | None"], None]
 
 
-def audit_candidate_clock(cand_t: list[float], over_cand: list[float], over_ref: list[float],
-                          emit: Emit) -> list[float]:
-    """Candidate kernel times the grader believes, given the round-trip overheads both workers showed."""
-    ref_over = float(np.median(over_ref))
-    extra = float(np.median(over_cand)) - ref_over
-    kernel = float(np.median(cand_t))
-    if extra > max(CLOCK_DISTRUST_REL_OVERHEAD * ref_over, CLOCK_DISTRUST_ABS_S, CLOCK_DISTRUST_REL_KERNEL * kernel):
-        # Not rejected (load alone can open such a gap): round trip minus the reference's own overhead.
-        emit(f"the candidate's reported kernel times leave +{extra * 1e3:.2f} ms per call unaccounted for; "
-             "using the grader's clock instead", False)
-        return [max(t, t + o - ref_over) for t, o in zip(cand_t, over_cand)]
-    # Charged under contention too: load makes the two round trips differ by noise, and charging it can
-    # only make a candidate look slower; not charging it let a clock that under-reports by 30 % read 1.42x
-    # [1.33-1.43] on a loaded machine (timer_patch_subtle, gate off).
-    if extra > max(CLOCK_CHARGE_ABS_S, CLOCK_CHARGE_REL_KERNEL * kernel):
-        return [t + extra for t in cand_t]
-    return cand_t
-
-
-def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], TimedCall],
-            cand_call: Callable[[dict], TimedCall], next_input: Callable[[], dict],
+def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], TimedCall],
+            cand_call: Callable[[Any], TimedCall], next_input: Callable[[], Any],
             check_timed: Callable[[np.ndarray, np.ndarray, int], None] | None, budget_s: float,
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
-            prefill: Callable[[int], None] | None = None) -> tuple[Timing, float]:
+            floor: bool = True) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
-    ``budget_cap_s``: the most an undecided interval may take (default ``budget_s``: no extension).
-    ``pids``: the timed workers, whose CPU use is not counted as other processes' load.
-    ``prefill(n)``: draws n fresh inputs ahead, called before the first timed pair (between blocks)."""
+    ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
+    what the two calls take. ``budget_cap_s``: the most an undecided interval may take (default
+    ``budget_s``: no extension). ``pids``: the timed workers, whose CPU use is not counted as other
+    processes' load. ``floor``: reject a candidate time below a quarter of the roofline floor."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
 
-    def pair(x: dict, ref_first: bool) -> tuple[TimedCall, TimedCall]:
+    def pair(x: Any, ref_first: bool) -> tuple[TimedCall, TimedCall]:
         if ref_first:
             r = ref_call(x)
             return r, cand_call(x)
         c = cand_call(x)
         return ref_call(x), c
 
-    if prefill is not None:
-        prefill(policy.warmup + EARLY_MIN_RUNS)
     for _ in range(policy.warmup):
         pair(next_input(), True)
     ref_t: list[float] = []
     cand_t: list[float] = []
-    over_ref: list[float] = []
-    over_cand: list[float] = []
     checked = 0
     orders = iter(pair_orders(rng, policy.max_runs))
     cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
@@ -126,8 +91,6 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
         r, c = pair(next_input(), next(orders))
         ref_t.append(r.seconds)
         cand_t.append(c.seconds)
-        over_ref.append(r.overhead)
-        over_cand.append(c.overhead)
         # Every timed output is judged (between pairs, never beside a timed call): with a secret sample, a
         # kernel skipping the work on half its calls escaped a quarter-share check 0.75^10 = 6 % of the time.
         if check_timed is not None:
@@ -138,9 +101,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[dict], Time
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t)
-    cand_t = audit_candidate_clock(cand_t, over_cand, over_ref, emit)
     t_cand = float(np.median(cand_t))
-    implausible = roofline.implausibility(task, t_cand)
+    implausible = roofline.implausibility(task, t_cand) if floor else None
     if implausible:
         emit(implausible, False)
         raise TimingAborted("rejected", implausible)

@@ -14,7 +14,7 @@ from textual.content import Content
 from kbench.grading.pipeline import Cancelled
 from kbench.core.library import Candidate
 from kbench.core.results import Result
-from kbench.sandbox.confine import LAYERS
+from kbench.sandbox.confine import missing_layers
 
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
 from ..model import Model
@@ -107,7 +107,7 @@ class EvaluationMixin:
             # the engine's verdict is for every distribution it ran; the views show the enabled set's
             label = f"all {len(mode.dists)} run" if len(mode.dists) > 1 else f"on {mode.dists[0]}"
         # the NaN-filled alloc rule is named only where it can be the cause: the candidate calls alloc()
-        alloc_nan = mode.alloc == "nan" and "alloc(" in run.job.cand.src
+        alloc_nan = "nan_alloc" in mode.defences and "alloc(" in run.job.cand.src
         self.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events])
 
     def on_eval_finished(self, msg: EvalFinished) -> None:
@@ -206,12 +206,12 @@ class EvaluationMixin:
 
 
 def full_isolation(result: Result) -> bool:
-    return set(LAYERS) <= set(result.isolation)
+    return not missing_layers(result.isolation)
 
 
 def isolation_text(result: Result) -> str:
     """Which OS layers confined the candidate's worker, and which were missing (never silent)."""
     if not result.isolation:
         return "   isolation: not recorded (decided before a worker started)"
-    missing = [name for name in LAYERS if name not in result.isolation]
+    missing = missing_layers(result.isolation)
     return "   isolation: " + ", ".join(result.isolation) + (f" (missing: {', '.join(missing)})" if missing else "")

@@ -17,7 +17,7 @@ FAILS_ON = {"no_max": {"lognormal", "offset", "edge"}, "no_eps": {"edge"}, "one_
 
 
 #: What a fake worker "was confined by" (a machine where one layer is missing, so the log's warning shows).
-FAKE_ISOLATION = ("rlimits", "netns", "nocaps", "landlock", "seccomp")
+FAKE_ISOLATION = ("netns", "ipcns", "mountns", "pidns", "rlimits", "nocaps", "tasks", "landlock", "seccomp")
 
 
 def speed(name: str, mode: str) -> float:
@@ -67,7 +67,7 @@ class FakeEngine:
         emit = on_event or (lambda e: None)
         emit(Event("start", f"{task}/{cand_name} in {mode.name} mode ({', '.join(mode.dists)})"))
         result = fake_result(str(task), cand_name, mode)
-        if mode.static_check:
+        if "gate" in mode.defences:
             emit(Event("static", "static check passed", True, 0.01))
         emit(Event("load", "loaded", True, 0.02))
         for n, t in enumerate(result.trials):

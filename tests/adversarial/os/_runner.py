@@ -22,6 +22,12 @@ def main() -> None:
     spec = json.loads(sys.argv[1])
     mode = {"naive": NAIVE, "hardened": HARDENED}[spec["mode"]]
     mode = dataclasses.replace(mode, **spec.get("replace", {}))
+    if not spec.get("gate", True) and mode.has("gate"):
+        mode = mode.without("gate")
+    if spec.get("harness"):
+        from kbench.sandbox import server
+
+        server.TEST_HARNESS = spec["harness"]
     with open(spec["file"], encoding="utf-8") as f:
         src = f.read()
     t0 = time.perf_counter()

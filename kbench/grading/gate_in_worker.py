@@ -1,0 +1,35 @@
+"""The static gate, run where candidate text can do no harm: inside the candidate's fresh sandbox worker,
+under the evaluation's deadline, before any candidate code runs there (so its answer is still the grader's).
+
+Parsing and checking a hostile source can take memory (a 7000-deep expression makes ``ast.parse`` raise
+MemoryError) or time (a quadratic alias chain): in the worker that is the worker's memory cap and the
+evaluation's deadline, never the grading process's. Importing this module registers the gate with the
+fork server, which imports it (and builds the gate's view of numpy) once, before it forks any worker.
+"""
+
+from __future__ import annotations
+
+from kbench.grading import static_gate
+from kbench.sandbox import server, worker
+
+
+def check(src: str) -> tuple[list[tuple[str, int, str]], str]:
+    """(findings as (rule, line, detail), or a one-line reason the source could not be checked)."""
+    try:
+        found = static_gate.check(src)
+    except SyntaxError as e:
+        return [], f"SyntaxError: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
+    except (MemoryError, RecursionError):
+        return [], "SyntaxError: the source is nested too deeply to parse"
+    except (ValueError, TypeError) as e:  # NUL bytes, say
+        return [], f"{type(e).__name__}: {e}"
+    return [(r.rule, r.line, r.detail) for r in found], ""
+
+
+worker.GATE = check
+if __name__ not in server.PRELOAD:
+    server.PRELOAD.append(__name__)
+try:
+    static_gate._api()  # what numpy offers, derived once here (and in the fork server), not per worker
+except Exception:  # noqa: BLE001 - derived again at the first check, which reports any failure
+    pass

@@ -1,0 +1,24 @@
+"""The OS layers a sandbox worker applies to itself, one small module each. ``kbench.sandbox.confine`` lists
+them, in the order they are applied, as one table; these modules only know how to apply one layer.
+
+Every function here is called in a process that has run no candidate code yet (the warden, or the worker
+before it loads a candidate), and raises ``OSError`` with a one-line reason when its layer cannot hold.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+
+def libc() -> ctypes.CDLL:
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.syscall.restype = ctypes.c_long
+    return lib
+
+
+def check(rc: int, what: str) -> None:
+    """Raise OSError(errno, "what: strerror") when a libc call returned non-zero."""
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"{what}: {os.strerror(e)}")
