@@ -94,6 +94,7 @@ is not chased. Whatever such a kernel reaches is inside its own confined process
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
 import inspect
 import pkgutil
@@ -460,6 +461,18 @@ class _Scope:
 
 
 _DEAD, _ANNOTATION = 1, 2
+#: The most syntax nodes the gate walks: ordinary code has about 300 000 in a megabyte; a source built of tiny
+#: statements has three times as many, and would cost seconds to walk (the parser already spent seconds on it).
+MAX_NODES = 500_000
+
+
+#: The most lines and statements a source may have: the parser spends ~5 us on each even when it is a single
+#: character (``a\n`` half a million times costs it 2.5 s); ordinary code has about 30 000 lines in a megabyte.
+MAX_STATEMENTS = 200_000
+
+
+class _TooBig(Exception):
+    """The source has more than MAX_NODES nodes."""
 #: Node types pass 2 looks at (every other node is only walked).
 _CHECKED = (ast.Name, ast.Attribute, ast.Call, ast.Import, ast.ImportFrom, ast.NamedExpr, ast.MatchClass)
 #: Fields that never hold a node worth walking (names, contexts, operators, constants).
@@ -576,8 +589,13 @@ class _Binder:
         binders = self._binders()
         checked = set(_CHECKED)
         record = self.checked.append
+        fields = _FIELDS
+        budget = MAX_NODES
         while stack:
             node, scope, parent, flags = stack.pop()
+            budget -= 1
+            if budget < 0:
+                raise _TooBig
             t = type(node)
             if t in checked:
                 record((node, scope, parent, flags))
@@ -590,7 +608,7 @@ class _Binder:
                 bind = binders.get(t)
                 if bind is not None:
                     bind(node, scope)
-                for name in _fields(t):
+                for name in fields.get(t) or _fields(t):
                     value = getattr(node, name, None)
                     if isinstance(value, list):
                         batch.extend((c, scope, node, flags) for c in value if isinstance(c, ast.AST))
@@ -925,6 +943,7 @@ class _Checker:
         self.m = _Modules(self.b)
         self.api = _api()
         self.found: list[Rejection] = []
+        self.reflection_ok: set[int] = set()  # ``np`` in an accepted ``hasattr(np, "name")``
         self._privates_memo: dict[int, frozenset[str]] = {}
         self._instantiable_memo: dict[int, bool] = {}
         for target, scope in self.b.attribute_stores:  # ``self._x = ...`` in a method defines ``_x`` for the class
@@ -1044,7 +1063,7 @@ class _Checker:
             return True
         if isinstance(parent, ast.Expr):
             return True  # evaluated and thrown away
-        return id(node) in self.b.value_slots
+        return id(node) in self.b.value_slots or id(node) in self.reflection_ok
 
     def _check_module_value(self, node: ast.AST, scope: _Scope, parent: ast.AST | None) -> None:
         mods = self.m.of(node, scope)
@@ -1064,9 +1083,13 @@ class _Checker:
     # -- names
     def _check_Name(self, node: ast.Name, scope: _Scope, parent: ast.AST | None, flags: int) -> None:
         name = node.id
-        if not isinstance(node.ctx, ast.Load):
+        if type(node.ctx) is not ast.Load:
             return
         where = self.m.resolve(name, scope)
+        if name[0] != "_" and name not in BANNED_BUILTINS:  # the common case: only a module value can be wrong
+            if where is not None and self.m.kinds.get((id(where), name)):
+                self._check_module_value(node, scope, parent)
+            return
         if name.startswith("__") and name.endswith("__") and name not in HARMLESS_DUNDER_NAMES and where is None:
             self._reject("dunder", node, f"uses {name}")
             return
@@ -1230,6 +1253,7 @@ class _Checker:
                     self._reject("module-reflection", node, f"calls hasattr() on a module for {name}, a name the gate "
                                                             f"refuses ({c[1]})")
                     return
+            self.reflection_ok.add(id(node.args[0]))  # the module is only asked about, not handed out
             return  # a version check: hasattr(np, "vecdot")
         self._reject("module-reflection", node, f"calls {f.id}() on a module" +
                      (" (hasattr is allowed with a literal public name)" if f.id == "hasattr" else ""))
@@ -1332,6 +1356,19 @@ def check(src: str) -> list[Rejection]:
     big = too_large(src)
     if big:
         return [Rejection("size", 1, big)]
+    if src.count("\n") + src.count(";") > MAX_STATEMENTS:
+        return [Rejection("size", 1, f"the source has more than {MAX_STATEMENTS:,} lines and statements, which is "
+                                     f"more than candidates may have")]
+    collecting = gc.isenabled()
+    gc.disable()  # an AST is a million objects and holds no cycles: collections would only rescan it (half the time)
+    try:
+        return _check(src)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check(src: str) -> list[Rejection]:
     try:
         tree = ast.parse(src)
     except (SyntaxError, ValueError):
@@ -1344,6 +1381,9 @@ def check(src: str) -> list[Rejection]:
         found = _Checker(tree).found
         unique = list(dict.fromkeys(found))
         return sorted(unique, key=lambda r: (r.line, r.col))
+    except _TooBig:
+        return [Rejection("size", 1, f"the source has more than {MAX_NODES:,} syntax nodes, which is more than "
+                                     f"candidates may have")]
     except Exception as e:  # noqa: BLE001 - a gate bug must give a verdict, never an exception out of grading
         return [Rejection("gate", 1, f"could not be checked ({type(e).__name__} inside the gate: a kbench bug, "
                                      f"please report it)")]
