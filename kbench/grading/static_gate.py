@@ -463,7 +463,7 @@ class _Scope:
 _DEAD, _ANNOTATION = 1, 2
 #: The most syntax nodes the gate walks: ordinary code has about 300 000 in a megabyte; a source built of tiny
 #: statements has three times as many, and would cost seconds to walk (the parser already spent seconds on it).
-MAX_NODES = 500_000
+MAX_NODES = 400_000
 
 
 #: The most lines and statements a source may have: the parser spends ~5 us on each even when it is a single
