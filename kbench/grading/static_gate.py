@@ -94,6 +94,7 @@ is not chased. Whatever such a kernel reaches is inside its own confined process
 from __future__ import annotations
 
 import ast
+import dis
 import gc
 import importlib
 import inspect
@@ -236,9 +237,7 @@ def _code_objects(co: types.CodeType):
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
 
 
-_IMPORT_NAME = __import__("dis").opmap["IMPORT_NAME"]
-_LOAD_CONST = __import__("dis").opmap["LOAD_CONST"]
-_EXTENDED_ARG = __import__("dis").opmap["EXTENDED_ARG"]
+_IMPORT_NAME, _LOAD_CONST, _EXTENDED_ARG = (dis.opmap[n] for n in ("IMPORT_NAME", "LOAD_CONST", "EXTENDED_ARG"))
 
 
 def _absolute_imports(co: types.CodeType) -> list[str]:
@@ -258,8 +257,8 @@ def _absolute_imports(co: types.CodeType) -> list[str]:
             if level == 0:
                 out.append(co.co_names[arg])
             consts.clear()
-        elif op:  # CACHE entries (opcode 0) sit between an instruction and the next
-            consts.clear() if op != _LOAD_CONST else None
+        elif op:  # any other instruction ends a run of constants (CACHE entries, opcode 0, sit in between)
+            consts.clear()
     return out
 
 
@@ -269,9 +268,7 @@ _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASS
 def _loads_by_name(co: types.CodeType) -> str | None:
     """The first name of ``RUNS_BY_NAME`` the code loads as a builtin or global (``re.compile`` is no ``compile``;
     ``importlib.import_module`` counts in any form)."""
-    import dis  # noqa: PLC0415 - only for the few code objects that name one of them
-
-    for ins in dis.get_instructions(co):
+    for ins in dis.get_instructions(co):  # only for the few code objects that name one of them
         if ins.argval in RUNS_BY_NAME and (ins.opname in _GLOBAL_LOADS or ins.argval == "import_module"
                                            and ins.opname.startswith("LOAD")):
             return RUNS_BY_NAME[ins.argval]
