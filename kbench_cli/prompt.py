@@ -47,17 +47,24 @@ def params_of(task: Any) -> list[dict[str, Any]]:
 
 
 def allowed_imports() -> list[str]:
-    """The modules the static gate lets a candidate import (as the gate names them)."""
+    """The modules the static gate lets a candidate import: its own list (``static_gate.ALLOWED_MODULES``), so the
+    prompt and the gate cannot disagree."""
     from kbench.grading import static_gate
 
-    names = getattr(static_gate, "COMPUTATION_MODULES", None) or getattr(static_gate, "ALLOWED_IMPORTS", ())
-    return sorted(names, key=lambda n: (n != "numpy", n != "math", n))
+    return sorted(static_gate.ALLOWED_MODULES, key=lambda n: (n != "numpy", n != "math", n))
+
+
+def refused_helper_names() -> list[str]:
+    """The names of the allowed helper modules the gate refuses (``functools.wraps``, ...), from the gate's table."""
+    from kbench.grading import static_gate
+
+    return [f"{m}.{n}" for m, names in static_gate.HELPER_MODULES.items() for n in sorted(names)]
 
 
 def banned_builtins() -> frozenset[str]:
     from kbench.grading import static_gate
 
-    return frozenset(getattr(static_gate, "BANNED_BUILTINS", None) or getattr(static_gate, "BANNED_CALLS", ()))
+    return frozenset(static_gate.BANNED_BUILTINS)
 
 
 def rules() -> list[str]:
@@ -67,10 +74,15 @@ def rules() -> list[str]:
     m = HARDENED
     tp = m.timing
     out = [
-        f"Only these imports are allowed: {', '.join(allowed_imports())}.",
-        f"These builtins may not be used at all: {', '.join(sorted(banned_builtins()))}; neither may private "
-        "or dunder attributes, numpy's file and OS hatches, modules used as values, or assignments to a "
-        "module's attributes (each rejection names its rule and line).",
+        f"Only these imports are allowed: {', '.join(allowed_imports())}; of them not "
+        f"{', '.join(refused_helper_names())}, nor numpy's file, test and introspection helpers (np.load, np.info, "
+        "...). A standard-library import used only inside an `if __name__ == \"__main__\":` block (a benchmark "
+        "block's `import time`) is fine: that block never runs.",
+        f"These builtins may not be used at all: {', '.join(sorted(banned_builtins()))} (type is fine called with "
+        "one argument or in an annotation); neither may private attributes (except your own classes' own, "
+        "through self, cls, the class name or an instance you create), dunder attributes, numpy's file and OS "
+        "hatches, modules used as values, positional class patterns on classes whose __match_args__ the source "
+        "does not show, or assignments to a module's attributes (each rejection names its rule and line).",
         f"Correctness: one trial per input distribution ({', '.join(m.dists)}), parameters cycling through "
         f"{', '.join(m.param_sets)} sets; every output must be a numpy.ndarray of the reference's exact shape "
         f"and dtype, finite where the reference is, and within allclose(atol={m.atol:g}, rtol={m.rtol:g}) of it.",
@@ -92,7 +104,8 @@ CONTRACT = (
     "- alloc(shape, dtype=np.float32) returns an output buffer whose contents are unspecified.\n"
     "- forward returns one float32 numpy array of the reference's exact shape.\n"
     "- init(params) -> params runs once before correctness and timing and is not timed (weight preprocessing).\n"
-    "- np and math are available without importing them; `import numpy as np` and `import math` work too.\n"
+    "- np and math are available without importing them; `import numpy as np` and `import math` work too, as do\n"
+    "  the helper modules listed in the rules below (typing, functools, dataclasses, ...).\n"
     "- Start the file with a module docstring whose first line states what you tried."
 )
 

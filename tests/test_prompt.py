@@ -48,3 +48,19 @@ def test_prompt_cli(capsys: pytest.CaptureFixture) -> None:
     assert d["task"] == "L1_softmax" and d["style"] == "one-shot" and d["prompt"] and d["rules"]
     assert main(["prompt", "L0_nothing"]) == 2
     assert "unknown task 'L0_nothing'" in capsys.readouterr().err
+
+
+def test_allowed_modules_are_the_gates_own_list() -> None:
+    """One source of truth: every module the gate accepts is named in the prompt, and each one named imports
+    cleanly through the gate (issue 17: the prompt said "numpy and math only" while the gate took typing...)."""
+    from kbench.grading import static_gate
+
+    text = build("L1_softmax", "contract-only")["prompt"]
+    assert set(allowed_imports()) == set(static_gate.ALLOWED_MODULES)
+    for m in static_gate.ALLOWED_MODULES:
+        assert m in text
+        assert static_gate.check(f"import {m}\n") == [], m
+    for m, names in static_gate.HELPER_MODULES.items():
+        for n in names:
+            assert f"{m}.{n}" in text
+            assert static_gate.check(f"from {m} import {n}\n"), f"{m}.{n} passes the gate"

@@ -1,25 +1,33 @@
 """The candidate library: ``kbench/candidates/<task>/<name>.py`` files, plus any user folders.
 
 A candidate's intent (what the "LLM" tried) is the first line of its module docstring. Files are read
-as text and parsed, never executed here: a candidate that does not even parse still has a name, a
-source and an intent ("(no docstring)").
+as text, never parsed or executed here: the docstring is read with the tokenizer, which stops at the first
+statement, so a file that does not parse (or nests too deeply for the parser) still has a name, a source and an
+intent ("(no docstring)" when none can be read).
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.resources
+import inspect
+import io
 import os
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbench.core.loader import MAX_SOURCE_BYTES  # one constant for every reader of a source
 from kbench.core.tasks import TASK
+
+__all__ = ["MAX_SOURCE_BYTES", "Candidate", "CandidateFileError", "LIBRARY", "LIBRARY_DIR", "find", "intent_of",
+           "library_for", "load_folder", "read_source"]
 
 #: Where the shipped library lives: package data (``kbench/candidates``), in a checkout and in a wheel alike.
 LIBRARY_DIR = Path(os.environ.get("KBENCH_LIBRARY") or str(importlib.resources.files("kbench") / "candidates"))
 
-MAX_SOURCE_BYTES = 1_000_000
+#: How much of a file the intent reader looks at: a docstring's first line is near the top.
+_INTENT_SCAN_CHARS = 64_000
 
 
 @dataclass(frozen=True)
@@ -41,16 +49,68 @@ class Candidate:
         return hashlib.sha256(self.src.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+def _string_value(token: str) -> str | None:
+    """The value of one string literal token, without the parser (None for bytes and f-strings)."""
+    i = 0
+    while i < len(token) and token[i] not in "'\"":
+        i += 1
+    prefix, body = token[:i].lower(), token[i:]
+    if "b" in prefix or "f" in prefix:
+        return None
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    body = body[len(quote):len(body) - len(quote)] if body.endswith(quote) and len(body) >= 2 * len(quote) else \
+        body[len(quote):]
+    if "r" in prefix or "\\" not in body:
+        return body
+    try:  # the escapes of a str literal: \n, \x41, \u00e9, \N{...}; other characters pass through
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeError, ValueError):
+        return body
+
+
+def _module_docstring(src: str) -> str | None:
+    """The module docstring of ``src`` read from its first tokens: one or more string literals (optionally
+    parenthesised) forming the first statement. None when the first statement is anything else."""
+    tokens = tokenize.generate_tokens(io.StringIO(src[:_INTENT_SCAN_CHARS]).readline)
+    parts: list[str] = []
+    opened = 0
+    for tok in tokens:
+        if tok.type in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING, tokenize.INDENT):
+            continue
+        if tok.type == tokenize.OP and tok.string == "(" and not parts:
+            opened += 1
+            continue
+        if tok.type == tokenize.STRING:
+            value = _string_value(tok.string)
+            if value is None:
+                return None
+            parts.append(value)
+            continue
+        if tok.type == tokenize.OP and tok.string == ")" and parts and opened:
+            opened -= 1
+            continue
+        if parts and not opened and (tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+                                     or tok.type == tokenize.OP and tok.string == ";"):
+            return "".join(parts)
+        return None
+    return "".join(parts) if parts and not opened else None
+
+
 def intent_of(src: str) -> str:
-    """First line of the module docstring; found without executing anything."""
+    """First line of the module docstring; found without executing or parsing anything (the tokenizer reads
+    only as far as the first statement), so it is cheap on any file and never raises."""
     try:
-        doc = ast.get_docstring(ast.parse(src))
-    except (SyntaxError, ValueError):
+        doc = _module_docstring(src)
+    except Exception:  # noqa: BLE001 - tokenizer errors (unterminated strings, bad indentation, NUL bytes...)
         doc = None
-        stripped = src.lstrip()
+        stripped = src[:_INTENT_SCAN_CHARS].lstrip()
         for quote in ('"""', "'''"):
             if stripped.startswith(quote):  # a broken file may still open with a readable docstring
                 doc = stripped[3:].split(quote, 1)[0]
+    try:
+        doc = inspect.cleandoc(doc) if doc else None
+    except Exception:  # noqa: BLE001 - never: cleandoc is plain string work, but intent_of must not raise
+        pass
     return doc.strip().splitlines()[0].strip() if doc and doc.strip() else "(no docstring)"
 
 
