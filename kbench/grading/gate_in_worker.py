@@ -19,8 +19,8 @@ def check(src: str) -> tuple[list[tuple[str, int, str]], str]:
         found = static_gate.check(src)
     except SyntaxError as e:
         return [], f"SyntaxError: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
-    except (MemoryError, RecursionError):
-        return [], "SyntaxError: the source is nested too deeply to parse"
+    except (MemoryError, RecursionError):  # the gate turns the parser's own into SyntaxError; this is a backstop
+        return [], "SyntaxError: too deeply nested to parse"
     except (ValueError, TypeError) as e:  # NUL bytes, say
         return [], f"{type(e).__name__}: {e}"
     return [(r.rule, r.line, r.detail) for r in found], ""
@@ -30,6 +30,6 @@ worker.GATE = check
 if __name__ not in server.PRELOAD:
     server.PRELOAD.append(__name__)
 try:
-    static_gate._api()  # what numpy offers, derived once here (and in the fork server), not per worker
+    static_gate.prepare()  # what numpy offers, derived once here (and in the fork server), not per worker
 except Exception:  # noqa: BLE001 - derived again at the first check, which reports any failure
     pass
