@@ -26,6 +26,7 @@ from kbench.core.text import harmless
 
 from ..paths import NAME_RE
 from ..text import notify, part, plain
+from ..widgets.source_view import language_for
 
 TEMPLATE = '''"""{intent}"""
 
@@ -123,7 +124,7 @@ class EditorScreen(Screen[None]):
             yield Static(plain(f"  → {self._target_dir()}/<name>.py"), id="editor-path")
         # shown harmless: a raw control character in the file would reach the terminal (saving writes it
         # out as an escape, which Python reads back the same inside a string literal)
-        yield CodeEditor.code_editor(harmless(self._initial), language="python", id="editor")
+        yield CodeEditor.code_editor(harmless(self._initial), language=language_for(self._initial), id="editor")
         yield Static(id="editor-verdict")
         yield Footer()
 

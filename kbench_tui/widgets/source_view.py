@@ -26,6 +26,14 @@ from .diff import diff_content
 
 #: Fold the docstring when fewer than this many rows would be left for code below it.
 MIN_CODE_ROWS = 8
+#: Sources longer than this are shown without highlighting: TextArea's highlighting grew quadratically
+#: (a 1 MB candidate took 170 s to show, 100 KB 1.4 s; library candidates are about 2 KB).
+HIGHLIGHT_MAX_CHARS = 32_000
+
+
+def language_for(src: str) -> str | None:
+    """``"python"``, or None (plain text) for a source too large to highlight quickly."""
+    return "python" if len(src) <= HIGHLIGHT_MAX_CHARS else None
 _OPENING = re.compile("(?i)[rubf]{0,2}(\"\"\"|''')")
 
 
@@ -87,13 +95,19 @@ class SourceView(Vertical):
         ref.border_title = title("reference", task.name)
         cta = self.query_one("#cand-src", TextArea)
         if cand is None:
+            cta.language = None
             cta.load_text("")
+            cta.language = "python"
             cta.border_title = title("candidate")
             self.query_one("#intent", Static).update(
                 Content.assemble((task.name, "bold"), f" (level {task.level}): {task.description}"))
         else:
+            # plain while the text changes: highlighting the previous (maybe 1 MB) text again is what is slow
+            cta.language = None
             cta.load_text(harmless(cand.src))
-            cta.border_title = title("candidate", cand.name)
+            cta.language = language_for(cand.src)
+            cta.border_title = title("candidate", cand.name) if cta.language else \
+                title("candidate", cand.name, f"{len(cand.src) // 1000} KB, not highlighted")
             origin = "" if cand.origin == "library" else f"  [{cand.origin if cand.origin == 'user' else cand.path}]"
             self.query_one("#intent", Static).update(
                 Content.assemble(part(f"{cand.task}/{cand.name}", "bold"), "  ", part(cand.intent, "italic", 300),
