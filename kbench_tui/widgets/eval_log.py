@@ -158,7 +158,7 @@ class EvalLog(RichLog):
             first, *rest = harmless(message, keep="\n").split("\n")
             line.append(first, style=style)
             for more in rest:
-                line.append("\n" + " " * 16 + "│ " + more, style=style)
+                line.append("\n   │ " + more, style=style)
             return line
         line.append(one_line(message), style=style)
         return line
