@@ -8,6 +8,11 @@ Re-running the same thing replaces the old row. The explorer's own candidates ar
 model and sample; ``kbench grade`` fills both (one model per folder of samples).
 Losing the history is never worth a crash: a corrupt or foreign file (or one of an older layout) is
 moved aside, an unwritable directory falls back to memory, and either way ``notice`` says what happened.
+
+Candidate text is stored harmless (``stored_text``: control characters written out, one line): names,
+origins, verdict and trial messages, the printed head. So nothing read back from the database or its
+exports (by kbench, ``sqlite3``, a spreadsheet, ``cat``) can move a cursor or forge a line; CSV cells
+that start like a formula are quoted too (``text_cell``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from kbench.core import machine
 from kbench.core import modes as modes_mod
 from kbench.core.modes import Mode
 from kbench.core.results import Result, Timing, Trial
+from kbench.core.text import harmless, one_line
 
 # Version 1 keyed on the mode's name and the kbench version only; its rows cannot say which tolerance or
 # grader produced them, so a version-1 file is moved aside rather than migrated.
@@ -60,6 +66,25 @@ def grading_code_hash() -> str:
             h.update(f.relative_to(root).as_posix().encode() + b"\0")
             h.update(f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def stored_text(text: str) -> str:
+    """A name or message as the store keeps it: one harmless line (idempotent, so keys compare)."""
+    return one_line(text)
+
+
+def _stored_result(result: Result) -> dict[str, Any]:
+    """``result.to_dict()`` with its candidate text made harmless."""
+    d = result.to_dict()
+    for key in ("msg", "cand_name"):
+        if isinstance(d.get(key), str):
+            d[key] = stored_text(d[key])
+    for t in d.get("trials") or []:
+        if isinstance(t.get("message"), str):
+            t["message"] = stored_text(t["message"])
+    if isinstance(d.get("stdout"), str):
+        d["stdout"] = harmless(d["stdout"], keep="\n")
+    return d
 
 
 def mode_hash(mode: Mode) -> str:
@@ -255,10 +280,11 @@ class Store:
         ``mode`` is the Mode it was graded under; without it, the registered mode of ``result.mode``'s
         name (with the result's distributions) is assumed."""
         dists = tuple(result.dists)
-        row = (model, sample, cand_digest, task, result.mode, _mode_key(mode or result.mode, dists), ",".join(dists),
-               grading_code_hash(), _version(), cand_name, origin, datetime.now(timezone.utc).isoformat(),
-               json.dumps(machine.fingerprint()), json.dumps(list(getattr(result, "isolation", ()) or ())),
-               json.dumps(result.to_dict()))
+        row = (stored_text(model), stored_text(sample), cand_digest, task, result.mode,
+               _mode_key(mode or result.mode, dists), ",".join(dists), grading_code_hash(), _version(),
+               None if cand_name is None else stored_text(cand_name), stored_text(origin),
+               datetime.now(timezone.utc).isoformat(), json.dumps(machine.fingerprint()),
+               json.dumps(list(getattr(result, "isolation", ()) or ())), json.dumps(_stored_result(result)))
         sql = f"INSERT OR REPLACE INTO results ({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
         try:
             with self._lock:
@@ -274,7 +300,8 @@ class Store:
         """The stored result for this key under the current grading code, if any."""
         sql = (f"SELECT {','.join(_COLUMNS)} FROM results WHERE model=? AND sample=? AND digest=? AND task=? "
                "AND mode_hash=? AND dists=? AND code_hash=?")
-        args = (model, sample, cand_digest, task, _mode_key(mode, tuple(dists)), ",".join(dists), grading_code_hash())
+        args = (stored_text(model), stored_text(sample), cand_digest, task, _mode_key(mode, tuple(dists)),
+                ",".join(dists), grading_code_hash())
         with self._lock:
             row = self._conn.execute(sql, args).fetchone()
         return _stored(row) if row else None
@@ -290,7 +317,7 @@ class Store:
             args.append(grading_code_hash())
         if model is not None:
             where.append("model=?")
-            args.append(model)
+            args.append(stored_text(model))
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self._lock:
@@ -308,7 +335,8 @@ class Store:
         what ``kbench grade`` skips when it resumes."""
         sql = "SELECT model, task, sample, digest, mode_hash, dists FROM results WHERE model=? AND code_hash=?"
         with self._lock:
-            return {tuple(r) for r in self._conn.execute(sql, (model, grading_code_hash())).fetchall()}  # type: ignore[misc]
+            rows = self._conn.execute(sql, (stored_text(model), grading_code_hash())).fetchall()
+        return {tuple(r) for r in rows}  # type: ignore[misc]
 
     def export(self, directory: Path, stem: str = "kbench-results") -> tuple[Path, Path]:
         """Write every current-version result as ``<stem>-<time>.json`` (full) and ``.csv`` (flat)."""
@@ -353,9 +381,14 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def text_cell(v: Any) -> Any:
-    """A CSV cell that a spreadsheet will show as text: candidate-controlled strings (a verdict message
-    carries an exception's name, a sample its file name) starting like a formula get a leading quote."""
-    return f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA_STARTS) else v
+    """A CSV cell that a spreadsheet will show as text and a terminal as one harmless line: candidate-
+    controlled strings (a verdict message carries an exception's name, a sample its file name) have their
+    control characters written out (rows stored by an older kbench may hold them raw), and those starting
+    like a formula get a leading quote."""
+    if not isinstance(v, str):
+        return v
+    v = one_line(v)
+    return f"'{v}" if v.startswith(_FORMULA_STARTS) else v
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:

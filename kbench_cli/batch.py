@@ -5,6 +5,9 @@ already stored under the full key is skipped; everything else is graded, each sa
 sandbox worker, and stored the moment it finishes. Exit codes: 0 every sample found is graded and
 stored, 1 something was reported (an unknown task folder, an unreadable file, a result that could not
 be stored), 2 bad input.
+
+Sample file names, folder names and verdict messages are candidate text: every line that shows them
+goes through ``kbench_cli.text.line`` (a newline in a file name cannot forge a "correct" line).
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"kbench: error: {message}", file=sys.stderr)
+    from kbench_cli.text import line
+
+    print(f"kbench: error: {line(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -92,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
         s, p = discover(d, name)
         samples += s
         problems += p
+    from kbench_cli.text import line
+
     for p in problems:
-        print(f"kbench: not graded: {p}", file=sys.stderr)
+        print(f"kbench: not graded: {line(p)}", file=sys.stderr)
     if not samples:
         return _fail("no samples to grade (expected DIR/<task>/<sample>.py)")
 
@@ -104,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
         return _fail(f"kbench grade needs a writable data directory ({store.notice}); set KBENCH_DATA_DIR")
     if store.notice:
-        print(f"kbench: {store.notice}", file=sys.stderr)
+        print(f"kbench: {line(store.notice)}", file=sys.stderr)
     runner = _runner(args.scheduler, workers)
     if isinstance(runner, str):
         store.close()
@@ -146,8 +153,10 @@ def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
 
     from kbench.batch.pool import NotGraded
     from kbench.core.results import STATUSES
+    from kbench.core.status import speedup_phrase
+    from kbench_cli.text import line
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, emoji=False)
     counts: Counter[str] = Counter()
     n = len(todo.todo)
     print(f"{n} sample(s) to grade" + (f", {todo.already} already stored under the same key (resumed)"
@@ -169,22 +178,23 @@ def _grade_with_progress(todo, store, runner, grade) -> int:  # noqa: ANN001
             done += 1
             counts["not graded" if isinstance(result, NotGraded) else result.status] += 1
             progress.update(bar, advance=1, tally=tally())
-            head = f"[{done}/{n}] {job.sample.model} {job.sample.task}/{job.sample.name} {job.mode.name}: "
+            head = f"[{done}/{n}] {line(job.sample.model)} {job.sample.task}/{line(job.sample.name)} {job.mode.name}: "
             if isinstance(result, NotGraded):
-                line = head + f"not graded ({result.msg}); a re-run tries it again"
+                text = head + f"not graded ({line(result.msg, 300)}); a re-run tries it again"
             else:
-                line = (head + result.status + (f" {result.speedup:.2f}x" if result.timing else "")
+                t = result.timing
+                text = (head + result.status + (f" {speedup_phrase(t.speedup, t.speedup_ci, t.noise)}" if t else "")
                         + ("" if stored else " (NOT STORED)"))
             if live:
-                progress.console.print(line, markup=False)
+                progress.console.print(text, markup=False)
             else:
-                print(line, file=sys.stderr, flush=True)
+                print(text, file=sys.stderr, flush=True)
 
         unstored = grade(todo.todo, store, runner, on_result)
     summary = ", ".join(f"{counts[s]} {s}" for s in (*STATUSES, "not graded") if counts[s]) or "nothing new"
-    print(f"graded {done}: {summary}; results in {store.path or 'memory (not saved)'}; see `kbench scores`",
+    print(f"graded {done}: {summary}; results in {line(store.path or 'memory (not saved)')}; see `kbench scores`",
           file=sys.stderr)
     if unstored:
-        print(f"kbench: {unstored} sample(s) not graded or not stored" + (f" ({store.notice})" if store.notice else "")
+        print(f"kbench: {unstored} sample(s) not graded or not stored" + (f" ({line(store.notice)})" if store.notice else "")
               + "; run the same command again to retry them", file=sys.stderr)
     return unstored

@@ -1,17 +1,20 @@
-"""The ``kbench`` command: the explorer (no arguments), ``eval``, ``list``, ``report``, ``calibrate``.
+"""The ``kbench`` command: the explorer (no arguments), ``eval``, ``list``, ``report``, ``calibrate``...
 
 Bad input gets one line on stderr and exit code 2, never a traceback. ``kbench eval`` exits 0 when the
-candidate is correct, 1 when it was evaluated and is not.
+candidate is correct, 1 when it was evaluated and is not, 3 when the grader itself failed on the file
+(an exception that is not a verdict: no verdict is given, one line says why).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import NoReturn, Sequence
 
 EXIT_USAGE = 2
+EXIT_GRADER_FAILED = 3  # kbench eval: evaluate() raised instead of returning a verdict
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,7 +23,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    print(f"kbench: error: {message}", file=sys.stderr)
+    from kbench_cli.text import line
+
+    print(f"kbench: error: {line(message)}", file=sys.stderr)  # a path with a newline stays one line
     return EXIT_USAGE
 
 
@@ -40,7 +45,10 @@ def _choice(what: str, known: Sequence[str]):  # noqa: ANN202 - an argparse type
 def _parser() -> argparse.ArgumentParser:
     from kbench.core.distributions import ALL_DISTS
 
+    from kbench import __version__
+
     p = _Parser(prog="kbench", description="A miniature KernelBench on numpy. Without a command, opens the explorer.")
+    p.add_argument("--version", action="version", version=f"kbench {__version__}", help="print the version and exit")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
                    help="add a folder of candidate files (DIR/<task>/<name>.py) to the explorer")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND",
@@ -108,9 +116,11 @@ def _explore(folders: list[str]) -> int:
             return _fail(f"--candidates {d}: not a directory")
     from kbench_tui.folders import skipped
 
+    from kbench_cli.text import line
+
     for d in dirs:  # said here too: the explorer's notices vanish after a few seconds
-        for line in skipped(d):
-            print(f"kbench: skipped {line}", file=sys.stderr)
+        for why in skipped(d):
+            print(f"kbench: skipped {line(why)}", file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run
@@ -125,11 +135,12 @@ def _list() -> int:
 
     from kbench.core.library import LIBRARY
     from kbench.core.tasks import TASKS
+    from kbench_cli.text import cell
 
     table = Table("task", "level", "candidates", "description")
-    for t in TASKS:
+    for t in TASKS:  # the library's folder can be replaced (KBENCH_LIBRARY): its names are file names
         names = [c.name for c in LIBRARY if c.task == t.name]
-        table.add_row(t.name, str(t.level), ", ".join(names), t.description)
+        table.add_row(t.name, str(t.level), cell(", ".join(names)), t.description)
     # piped: wide enough that no cell wraps (a terminal keeps its own width)
     Console(width=None if sys.stdout.isatty() else 250).print(table)
     return 0
@@ -161,13 +172,31 @@ def _eval(args: argparse.Namespace) -> int:
     from kbench.core.strict_json import dumps
     from kbench_cli.eval_output import StepPrinter
 
+    name = Path(args.file).stem
     if args.json:
-        result = evaluate(TASK[args.task], src, mode, Path(args.file).stem)
+        try:
+            result = evaluate(TASK[args.task], src, mode, name)
+        except Exception as e:  # noqa: BLE001 - not a verdict: one JSON object saying so, never a traceback
+            print(dumps({"task": args.task, "cand_name": name, "mode": mode.name, "status": None, "correct": False,
+                         "error": _grader_failure(e)}))
+            return EXIT_GRADER_FAILED
         print(dumps(result.to_dict()))
     else:
         with StepPrinter() as printer:
-            result = evaluate(TASK[args.task], src, mode, Path(args.file).stem, on_event=printer)
+            t0 = time.perf_counter()
+            try:
+                result = evaluate(TASK[args.task], src, mode, name, on_event=printer)
+            except Exception as e:  # noqa: BLE001 - the log ends in one line instead of a traceback
+                printer.failed(time.perf_counter() - t0, _grader_failure(e))
+                return EXIT_GRADER_FAILED
     return 0 if result.correct else 1
+
+
+def _grader_failure(e: BaseException) -> str:
+    """One line for an exception evaluate() let out (MemoryError from a parser, say): its type and text."""
+    from kbench.core.status import failure_text
+
+    return failure_text(e)
 
 
 if __name__ == "__main__":

@@ -12,23 +12,24 @@ import statistics
 from dataclasses import dataclass, field
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from kbench.core.distributions import DIST_NOTES, DISTS
 from kbench.core.library import LIBRARY, find, library_for
 from kbench.core.metrics import (K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, geomean_speedup,
-                                 oracle_fast_p, outcome, result_speedup_text)
+                                 oracle_fast_p, outcome)
 from kbench.core.modes import HARDENED, NAIVE, matrix_mode
 from kbench.core.results import Event, Result
-from kbench.core.status import look
+from kbench.core.status import look, speedup_phrase
 from kbench.core.tasks import TASK, TASKS
 from kbench.grading.pipeline import evaluate
+from kbench_cli.text import cell, line, markup
 from kbench.timing import roofline
 
-console = Console(highlight=False)
+console = Console(highlight=False, emoji=False)
 #: Achieved bandwidth at or above this share of the machine's copy bandwidth counts as "bandwidth-bound".
 BANDWIDTH_BOUND_SHARE = 0.5
 #: Per-distribution trials of demo 4's matrix, and normal draws of its all-or-nothing histogram.
@@ -36,9 +37,11 @@ MATRIX_TRIALS, HISTOGRAM_TRIALS = 5, 20
 
 
 def fmt(r: Result) -> str:
+    """A verdict in a cell or a sentence: ``13.2× [12.9–13.6]``, ``0.75× [0.46–1.72], within noise``."""
     if not r.correct:
         return look(r.status).text
-    return result_speedup_text(r) or "correct"
+    t = r.timing
+    return (speedup_phrase(t.speedup, t.speedup_ci, t.noise) if t else "") or "correct"
 
 
 def short(msg: str) -> str:
@@ -47,7 +50,9 @@ def short(msg: str) -> str:
 
 
 def observations(lines: list[str]) -> None:
-    console.print(Panel("\n".join(f"• {line}" for line in lines), title="observed in this run", expand=True))
+    # the sentences quote verdict messages (candidate text): plain Text, one harmless line each
+    body = Text("\n").join(Text(f"• {line(s)}") for s in lines)
+    console.print(Panel(body, title="observed in this run", expand=True))
 
 
 # ------------------------------------------------------------------------------------------- demo 1
@@ -105,7 +110,7 @@ def demo1() -> None:
 
     def show(e: Event) -> None:
         if e.step != "timing" or e.ok is not None:
-            console.print(f"  [dim]{e.elapsed:5.2f}s {e.step:<7}[/] {escape(e.message)}")
+            console.print(f"  [dim]{e.elapsed:5.2f}s {markup(e.step):<7}[/] {markup(e.message)}")
 
     observations(anatomy_lines(anatomy_facts(evaluate(t, c.src, HARDENED, c.name, on_event=show))))
 
@@ -164,11 +169,12 @@ def demo2() -> Results:
     table = Table("task", "candidate", "intent", "naive", "hardened", "hardened says", expand=True)
     with console.status("") as status:
         for i, c in enumerate(LIBRARY, 1):
-            status.update(f"evaluating {c.key} ({i}/{len(LIBRARY)})")
+            status.update(f"evaluating {markup(c.key)} ({i}/{len(LIBRARY)})")
             rn = evaluate(TASK[c.task], c.src, NAIVE, c.name)
             rh = evaluate(TASK[c.task], c.src, HARDENED, c.name)
             results["naive"][(c.task, c.name)], results["hardened"][(c.task, c.name)] = rn, rh
-            table.add_row(c.task, c.name, c.intent, fmt(rn), fmt(rh), "" if rh.correct else short(rh.msg))
+            table.add_row(c.task, cell(c.name), cell(c.intent), fmt(rn), fmt(rh),
+                          cell("" if rh.correct else short(rh.msg)))
         status.update("L1_layernorm/no_eps with the edge distribution")
         no_eps = find("L1_layernorm", "no_eps")
         edge = evaluate(TASK["L1_layernorm"], no_eps.src, HARDENED.with_dists(DISTS + ("edge",)), no_eps.name)

@@ -25,20 +25,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kbench.batch.scores import scores
-    from kbench.store import Store
+    from kbench.store import Store, stored_text
+    from kbench_cli.text import line
 
     with Store() as store:
         known = store.models()
-        if args.model:
-            unknown = [m for m in args.model if m not in known]
+        wanted = [stored_text(m) for m in args.model] if args.model else None  # the store keeps names escaped
+        if wanted:
+            unknown = [m for m in wanted if m not in known]
             if unknown:
-                print(f"kbench: error: no graded samples for model {', '.join(map(repr, unknown))} "
-                      f"(known: {', '.join(known) or 'none; run kbench grade first'})", file=sys.stderr)
+                print("kbench: error: " + line(f"no graded samples for model {', '.join(map(repr, unknown))} "
+                      f"(known: {', '.join(known) or 'none; run kbench grade first'})"), file=sys.stderr)
                 return EXIT_USAGE
-        rows = scores(store.all(), args.model or None)
+        rows = scores(store.all(), wanted)
         where = store.path or "memory"
     if not rows:
-        print(f"kbench: no graded samples in {where}; grade some with `kbench grade DIR`", file=sys.stderr)
+        print(f"kbench: no graded samples in {line(where)}; grade some with `kbench grade DIR`", file=sys.stderr)
         return 1
     try:
         if args.json:
@@ -84,7 +86,9 @@ def _tables(rows: list[Score]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from kbench_cli.text import cell, markup
+
+    console = Console(highlight=False, emoji=False)
     columns = sorted({(r.model, r.mode) for r in rows})
     for level in sorted({r.level for r in rows}, key=lambda lv: (lv == "all", lv)):
         cells = {(r.model, r.mode): r for r in rows if r.level == level}
@@ -93,8 +97,8 @@ def _tables(rows: list[Score]) -> None:
         table = Table(title=f"{title}: {first.tasks} tasks", title_justify="left",
                       caption="fast_p, fast_1@k: noise-aware \\[point estimate]", caption_justify="left")
         table.add_column("")
-        for m, mode in columns:
-            table.add_column(f"{m}\n{mode}", justify="right")
+        for m, mode in columns:  # a model's name is a folder's name: never markup
+            table.add_column(cell(m) + "\n" + cell(mode), justify="right")
 
         def row(label: str, fn) -> None:  # noqa: ANN001
             table.add_row(label, *(fn(cells[c]) if c in cells else "–" for c in columns))
@@ -114,5 +118,6 @@ def _tables(rows: list[Score]) -> None:
     for r in rows:
         if r.level == "all" and (r.model, r.mode) not in seen:
             seen.add((r.model, r.mode))
-            console.print(f"[bold]{r.model}[/] ({r.mode}): measured on {'; '.join(r.machines) or 'unknown'}; "
-                          f"isolation layers: {'; '.join(r.isolation) or 'not recorded'}")
+            console.print(f"[bold]{markup(r.model)}[/] ({markup(r.mode)}): measured on "
+                          f"{markup('; '.join(r.machines) or 'unknown')}; "
+                          f"isolation layers: {markup('; '.join(r.isolation) or 'not recorded')}")

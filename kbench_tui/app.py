@@ -9,27 +9,29 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from kbench.core.library import LIBRARY, Candidate, load_folder
+from kbench.core.library import LIBRARY, Candidate
 
 from . import paths, settings
-from .folders import skipped
+from .folders import scan
 from .model import Model
 from .screens.evaluation import EvaluateFn
 from .screens.main import MainScreen
+from .text import notify
 
 if TYPE_CHECKING:
     from kbench.store import Store
 
 
 def load_candidates(candidate_dirs: Iterable[Path] = ()) -> tuple[list[Candidate], list[str]]:
-    """The library, the user's own candidates, and every ``--candidates`` folder; plus warnings."""
-    cands = list(LIBRARY) + load_folder(paths.user_candidates_dir(), "user")
+    """The library, the user's own candidates, and every ``--candidates`` folder; plus warnings. Never
+    raises on what a folder holds (``folders.scan``): a hostile sample is skipped or loaded, not fatal."""
+    cands = list(LIBRARY) + scan(paths.user_candidates_dir(), "user")[0]
     warnings = []
     for d in candidate_dirs:
-        found = load_folder(Path(d), str(d))
+        found, skipped = scan(Path(d), str(d))
         if not found:
             warnings.append(f"no candidates in {d} (expected {d}/<task>/<name>.py)")
-        warnings += [f"skipped {line}" for line in skipped(Path(d))]
+        warnings += [f"skipped {line}" for line in skipped]
         cands += found
     return cands, warnings
 
@@ -86,8 +88,11 @@ class KbenchApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.main_screen = MainScreen(self.model, self.store, self.evaluate_fn)
         self.push_screen(self.main_screen)
-        for w in self._warnings:
-            self.notify(w, severity="warning", timeout=10)
+        for w in self._warnings[:20]:  # a folder of hostile names: a few toasts, not a screenful
+            notify(self, w, severity="warning", timeout=10)
+        if len(self._warnings) > 20:
+            notify(self, f"… and {len(self._warnings) - 20} more skipped (kbench --candidates prints them all)",
+                   severity="warning", timeout=10)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -131,7 +136,7 @@ class KbenchApp(App[None]):
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            self.notify(f"Could not create {target} for the screenshot: {e}", severity="error")
+            notify(self, f"Could not create {target} for the screenshot: {e}", severity="error")
             return None
         return super().deliver_screenshot(filename, str(target), time_format)
 

@@ -1,7 +1,10 @@
-"""What a ``--candidates DIR`` folder holds that kbench will not load, each with the reason (no Textual).
+"""Candidate folders for the explorer (no Textual): ``DIR/<task>/<name>.py``, what loads and what is
+skipped, each skipped entry with the reason.
 
-``kbench.core.library.load_folder`` loads ``DIR/<task>/<name>.py`` and passes over the rest silently;
-a person who pointed kbench at a folder wants to know what was left out and why.
+A folder given with ``--candidates`` (a model's samples, say) is candidate-controlled: its file names,
+sizes and texts. One pass reads it, and whatever one entry raises (``MemoryError`` from a 7000-deep
+expression in the docstring reader, an unreadable file, a folder that cannot be listed) is that entry's
+skip line or, when only its docstring cannot be read, its intent says so; the explorer always opens.
 """
 
 from __future__ import annotations
@@ -9,17 +12,28 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from kbench.core.library import CandidateFileError, read_source
+from kbench.batch.samples import Problem, read_candidate
+from kbench.core.library import Candidate
 from kbench.core.tasks import TASK
 
 
-def skipped(folder: Path) -> list[str]:
-    """One line per skipped entry: ``DIR/L1_gleu/: not a task (did you mean L1_gelu?)``..."""
-    out: list[str] = []
+def _listing(folder: Path) -> tuple[list[Path], str | None]:
     try:
-        entries = sorted(folder.iterdir())
+        return sorted(folder.iterdir()), None
     except OSError as e:
-        return [f"{folder}: cannot list it ({e.strerror or e})"]
+        return [], f"{folder}: cannot list it ({e.strerror or type(e).__name__})"
+
+
+def scan(folder: Path, origin: str) -> tuple[list[Candidate], list[str]]:
+    """The candidates in ``folder`` (as ``origin``) and one line per skipped entry, never raising:
+    ``DIR/L1_gleu/: not a task name (did you mean L1_gelu?)``..."""
+    cands: list[Candidate] = []
+    out: list[str] = []
+    if not folder.is_dir():
+        return cands, out
+    entries, why = _listing(folder)
+    if why:
+        return cands, [why]
     for entry in entries:
         if entry.name.startswith(".") or entry.name == "__pycache__":
             continue
@@ -31,14 +45,23 @@ def skipped(folder: Path) -> list[str]:
             hint = f"did you mean {close[0]}?" if close else f"tasks: {', '.join(TASK)}"
             out.append(f"{entry}/: not a task name ({hint})")
             continue
-        for f in sorted(entry.iterdir()):
+        files, why = _listing(entry)
+        if why:
+            out.append(why)
+        for f in files:
             if f.name.startswith(".") or f.name == "__pycache__":
                 continue
             if f.is_dir() or f.suffix != ".py":
                 out.append(f"{f}: not a .py file")
                 continue
-            try:
-                read_source(f)
-            except CandidateFileError as e:
-                out.append(f"{f}: {e}")
-    return out
+            found = read_candidate(f, entry.name, origin)
+            if isinstance(found, Problem):
+                out.append(str(found))
+            else:
+                cands.append(found)
+    return cands, out
+
+
+def skipped(folder: Path) -> list[str]:
+    """One line per skipped entry of ``folder`` (the lines ``scan`` gives)."""
+    return scan(folder, str(folder))[1]

@@ -129,7 +129,7 @@ def test_streamed_log_has_the_verdict_and_no_traceback(tmp_path):
     _no_traceback(p)
     assert p.returncode == 1
     assert "init failed: ValueError: weights file missing (line 2)" in p.stdout
-    assert "runtime_error" in p.stdout
+    assert "verdict ! runtime error: init failed" in p.stdout
 
 
 def test_spinning_candidate_ends_at_its_timeout(tmp_path):
@@ -168,3 +168,29 @@ def test_read_source_messages_are_one_line(tmp_path):
     ok.write_text(OK_BODY)
     assert read_source(ok) == OK_BODY
 
+
+
+# ------------------------------------------------------------------ sources that attack the grader (issue 16, class 4)
+
+@pytest.mark.parametrize("name", ["deep", "aliases", "megabyte"])
+def test_a_hostile_source_ends_in_one_verdict_line_never_a_traceback(name, tmp_path):
+    """A 7000-deep expression (ast.parse raises MemoryError), 10 000 aliases, a file just under 1 MB: the
+    log ends in one verdict line and a documented exit code (0 correct, 1 not, 3 the grader failed and
+    said so in that line); --json prints one object either way."""
+    from tests.sample_model.generate import HOSTILE_SOURCES
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(HOSTILE_SOURCES[name](TASK[TASK_NAME].ref_src))
+    p, _ = _cli(TASK_NAME, str(path), "--dist", "normal")
+    _no_traceback(p)
+    assert p.returncode in (0, 1, 3), (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    last = p.stdout.strip().splitlines()[-1].split(None, 2)
+    assert last[1] == "verdict", p.stdout[-2000:]
+    if p.returncode == 3:
+        assert last[2].startswith("no verdict: the grader failed (") and "\n" not in last[2]
+    j, _ = _cli(TASK_NAME, str(path), "--dist", "normal", "--json")
+    _no_traceback(j)
+    assert j.returncode == p.returncode
+    res = _json_result(j)
+    assert (res["status"] is None and res["error"]) if j.returncode == 3 else res["status"] in (
+        "correct", "wrong", "rejected", "compile_error", "runtime_error")

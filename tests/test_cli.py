@@ -128,3 +128,78 @@ def test_candidates_folder_reports_what_it_skips_and_why(tmp_path):  # type: ign
     assert any("latin1.py" in x and "UTF-8" in x for x in lines)
     assert any("notes.txt: not a .py file" in x for x in lines)
     assert not any("ok.py" in x for x in lines)
+
+
+# -- issue 19: the command line's small conventions; one verdict vocabulary --------------------------
+
+@pytest.mark.parametrize("argv", [["-m", "kbench_cli.cli", "--version"], ["-m", "kbench", "--version"]],
+                         ids=["kbench", "python -m kbench"])
+def test_version(argv):  # type: ignore[no-untyped-def]
+    from kbench import __version__
+
+    p = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0 and p.stdout.strip() == f"kbench {__version__}", (p.stdout, p.stderr)
+
+
+def test_python_m_kbench_is_the_kbench_command():  # type: ignore[no-untyped-def]
+    p = subprocess.run([sys.executable, "-m", "kbench", "list"], capture_output=True, text=True, timeout=60,
+                       env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0 and "L1_gelu" in p.stdout, p.stderr
+    p = subprocess.run([sys.executable, "-m", "kbench", "eval"], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and p.stderr.startswith("kbench: error: ")
+
+
+def _printed(events) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    from kbench_cli.eval_output import StepPrinter
+
+    printer = StepPrinter(heartbeat_s=60)
+    printer.console.file = io.StringIO()
+    for ev in events:
+        printer(ev)
+    return printer.console.file.getvalue()
+
+
+def test_eval_marks_a_within_noise_result_on_its_verdict_line_as_the_explorer_does():  # type: ignore[no-untyped-def]
+    from kbench.core.results import Event, Result, Timing
+    from kbench.core.status import sentence
+
+    # what the engine's verdict event carries: its own message is not what is printed
+    ev = Event("verdict", "correct, 1.06x (95% CI 0.80-1.37)", True, 3.2, status="correct", speedup=1.06,
+               speedup_ci=(0.80, 1.37))
+    line = _printed([ev]).strip().splitlines()[-1]
+    assert line.endswith("✓ correct, 1.06× [0.80–1.37] at 95%, within noise"), line
+    t = Timing(method="interleaved", t_ref=1e-3, t_cand=1e-3 / 1.06, speedup=1.06, speedup_ci=(0.80, 1.37),
+               n_samples=12, noise=True)
+    explorer = sentence(Result("L1_gelu", "k", "hardened", ("normal",), "correct", "1.06x", [], t))
+    assert line.endswith(explorer)  # one vocabulary
+    out = _printed([Event("verdict", "correct, 13.20x (95% CI 12.90-13.60)", True, 3.2, status="correct",
+                          speedup=13.2, speedup_ci=(12.9, 13.6))])
+    assert out.rstrip().endswith("✓ correct, 13.2× [12.9–13.6] at 95%") and "within noise" not in out
+
+
+def test_eval_lines_write_candidate_text_out():  # type: ignore[no-untyped-def]
+    from kbench.core.results import Event
+
+    hostile = "ValueError: \x1b]52;c;cHduZWQ=\x07 \x1b[2J [bold red]x[/] [/]\nforged"
+    out = _printed([Event("load", hostile, False, 0.1),
+                    Event("stdout", "printed: one\n  1.00s verdict ✓ correct, 99.0× [98.0–99.9] at 95%", None, 0.2),
+                    Event("verdict", f"runtime_error: {hostile}", False, 0.3, status="runtime_error")])
+    assert "\x1b" not in out and "\x07" not in out
+    lines = out.splitlines()
+    assert "ValueError: \\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J [bold red]x[/] [/]\\nforged" in lines[0]
+    # the candidate's printed "verdict" stays behind the bar; the real verdict is the last line
+    assert lines[2].lstrip().startswith("│") and "99.0×" in lines[2]
+    assert lines[-1].split(None, 2)[1:] == ["verdict", "! runtime error: ValueError: \\x1b]52;c;cHduZWQ=\\x07 "
+                                            "\\x1b[2J [bold red]x[/] [/]\\nforged"]
+    assert len(lines) == 4
+
+
+def test_a_file_name_with_a_newline_is_one_error_line(tmp_path):  # type: ignore[no-untyped-def]
+    bad = tmp_path / "two\nlines \x1b[2J.py"
+    bad.write_bytes(b"\xff\xfe")
+    p = _kbench("eval", "L1_gelu", str(bad))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "\x1b" not in p.stderr, p.stderr
+    assert "two\\nlines \\x1b[2J.py" in p.stderr

@@ -315,3 +315,69 @@ def test_grade_refuses_a_data_directory_it_cannot_write(tmp_path: Path, monkeypa
     monkeypatch.setenv("KBENCH_DATA_DIR", str(tmp_path / "file" / "data"))
     assert main(["grade", str(TOY)]) == 2
     assert "needs a writable data directory" in capsys.readouterr().err
+
+
+# -- issue 16, classes 4 and 5: a hostile model's folder ------------------------------------------------
+
+def _no_control(text: str) -> bool:
+    return all(ch.isprintable() or ch == "\n" for ch in text)
+
+
+def test_discovery_survives_any_exception_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kbench.batch import samples as samples_mod
+    from tests.sample_model.generate import HOSTILE_NAMES, HOSTILE_SOURCES, hostile_model
+
+    found, problems = discover(hostile_model(), "hostile")
+    assert {s.name for s in found} == {"ok", *HOSTILE_NAMES, *HOSTILE_SOURCES} and not problems
+    deep = next(s for s in found if s.name == "deep")
+    assert deep.candidate.intent  # a note, whatever the docstring reader does with a 7000-deep expression
+
+    # whatever reading one file raises, the others are still found
+    real = samples_mod.read_source
+
+    def flaky(path: Path) -> str:
+        if path.stem == "ok":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path)
+
+    def bad_intent(src: str) -> str:
+        raise MemoryError
+
+    monkeypatch.setattr(samples_mod, "read_source", flaky)
+    monkeypatch.setattr(samples_mod, "intent_of", bad_intent)
+    found, problems = discover(hostile_model(), "hostile")
+    assert {s.name for s in found} == {*HOSTILE_NAMES, *HOSTILE_SOURCES}
+    assert [p.path.stem for p in problems] == ["ok"] and "RecursionError" in problems[0].why
+    assert all(s.candidate.intent == samples_mod.UNREADABLE_INTENT.format(why="MemoryError") for s in found)
+
+
+def test_grade_a_hostile_folder_grades_every_other_sample_and_prints_names_escaped(data_dir: Path) -> None:
+    from kbench.core.text import one_line
+    from tests.sample_model.generate import HOSTILE_NAMES, hostile_model
+
+    folder = hostile_model()
+    argv = [sys.executable, "-m", "kbench_cli.cli", "grade", str(folder), "--correctness-only", "--workers", "2",
+            "--dist", "normal", "--timeout", "20"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=600, errors="surrogateescape",
+                       env={**os.environ, "KBENCH_DATA_DIR": str(data_dir)})
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out, out[-3000:]
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out and "\u202e" not in out
+    lines = out.splitlines()
+    # the newline in a file name forged a "graded 9: 9 correct" line: now the name is one escaped line
+    assert not any(line.startswith("graded 9:") for line in lines), lines
+    for name in HOSTILE_NAMES:
+        assert any(f"L1_gelu/{one_line(name)} hardened: correct" in line for line in lines), (name, lines)
+    graded = stored_verdicts(data_dir, "hostile")
+    # every sample is graded except, at most, the one the grader itself fails on (reported, not stored)
+    assert {k for k, v in graded.items() if v == "correct"} >= {f"L1_gelu/{one_line(n)}" for n in ("ok", *HOSTILE_NAMES)}
+    assert "L1_gelu/aliases" in graded and "L1_gelu/megabyte" in graded
+    deep_line = next(line for line in lines if "L1_gelu/deep hardened:" in line)
+    assert "L1_gelu/deep" in graded or "not graded (grading failed: MemoryError)" in deep_line, deep_line
+    assert p.returncode == (0 if "L1_gelu/deep" in graded else 1)
+    with Store(data_dir) as s:
+        assert all(_no_control(r.sample) and _no_control(r.cand_name or "") for r in s.all(model="hostile"))
+    # resuming compares the stored (escaped) names: nothing graded is graded again
+    p2 = subprocess.run(argv, capture_output=True, text=True, timeout=600, errors="surrogateescape",
+                        env={**os.environ, "KBENCH_DATA_DIR": str(data_dir)})
+    assert f"already stored under the same key" in p2.stderr and f"{len(graded)} already stored" in p2.stderr

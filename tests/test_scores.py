@@ -124,3 +124,23 @@ def test_scores_without_graded_samples(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("KBENCH_DATA_DIR", str(tmp_path / "empty"))
     assert main(["scores"]) == 1
     assert "kbench grade" in capsys.readouterr().err
+
+
+def test_a_hostile_model_name_is_text_in_every_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """A model's name is a folder's name: markup in it stays text in the tables (it was parsed: ``[bold]``
+    styled the column, ``[/]`` raised), escape characters are written out everywhere, CSV cells too."""
+    monkeypatch.setenv("KBENCH_DATA_DIR", str(tmp_path))
+    name = "[/][bold]m\x1b]0;pwned\x07\n=cmd"
+    with Store() as s:
+        s.put("d", "L1_gelu", "s0", f"model:{name}", res("L1_gelu", "correct", 2.0, (1.8, 2.2)), mode=HARDENED,
+              model=name, sample="s0")
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["scores"]) == 0
+    out = capsys.readouterr().out
+    assert "[/][bold]m\\x1b]0;pwned\\x07\\n=cmd" in out and "\x1b" not in out and "\x07" not in out
+    assert main(["scores", "--csv", "--model", name]) == 0  # the name as given finds its escaped row
+    row = next(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert row["model"] == "[/][bold]m\\x1b]0;pwned\\x07\\n=cmd"
+    assert main(["scores", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["model"] == row["model"]

@@ -354,3 +354,34 @@ def test_csv_export_neutralises_formula_text(db: Path, tmp_path: Path) -> None:
     with open(cpath, newline="") as f:
         row = next(csv.DictReader(f))
     assert (row["msg"], row["candidate"], row["model"], row["sample"]) == ("'=HYPERLINK(\"x\")", "'@name", "'-m", "'+s")
+
+
+HOSTILE = "nl\n=1+1 \x1b]0;pwned\x07 \x1b[2J [/] [@click=app.quit]x \u202e"
+
+
+def test_candidate_text_is_stored_and_exported_harmless(db: Path, tmp_path: Path) -> None:
+    """Names, origins and messages are stored as harmless single lines (no tool reading the database or
+    its exports can be sent an escape); keys still match on the next lookup (resume)."""
+    bad_trial = Trial(0, "normal", "default", False, f"ValueError: {HOSTILE}")
+    r = dataclasses.replace(make_result(status="runtime_error", timed=False), msg=f"init failed: {HOSTILE}",
+                            cand_name=HOSTILE, trials=[bad_trial], stdout=f"printed\n{HOSTILE}")
+    with Store(db) as s:
+        assert s.put("d", "matmul", HOSTILE, f"model:{HOSTILE}", r, model=HOSTILE, sample=HOSTILE)
+        got = s.get("d", "matmul", "hardened", DISTS, model=HOSTILE, sample=HOSTILE)  # the raw key finds it
+        assert got is not None
+        assert len(s.keys(HOSTILE)) == 1 and s.models() == [got.model]
+        jpath, cpath = s.export(tmp_path / "x")
+    for text in (got.model, got.sample, got.cand_name, got.origin, got.result.msg, got.result.trials[0].message):
+        assert text.isprintable(), repr(text)  # \u202e (right-to-left override) is a format character: escaped too
+        assert "\\x1b]0;pwned\\x07" in text and "\\n" in text
+    raw = sqlite3.connect(db).execute("SELECT model, sample, cand_name, origin, result FROM results").fetchone()
+    assert all("\x1b" not in col and "\x07" not in col and "\n" not in col for col in raw[:4])
+    stored = json.loads(raw[4])  # the result's JSON holds the written-out escapes, not the characters
+    assert all(t.isprintable() for t in (stored["msg"], stored["cand_name"], stored["trials"][0]["message"]))
+    assert "\x1b" not in stored["stdout"] and stored["stdout"].startswith("printed\n")
+    for path in (jpath, cpath):
+        text = path.read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    with open(cpath, newline="") as f:
+        row = next(csv.DictReader(f))
+    assert "\n" not in row["msg"] and row["model"].startswith("nl\\n=1+1")

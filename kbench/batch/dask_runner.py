@@ -30,6 +30,7 @@ import distributed
 from distributed import Client, Nanny, Scheduler, SpecCluster, as_completed
 
 from kbench.batch.pool import died
+from kbench.core.status import failure_text
 from kbench.batch.samples import Job
 from kbench.core.results import Result
 
@@ -129,7 +130,7 @@ class DaskRunner:
             try:
                 result = fut.result()
             except Exception as e:  # noqa: BLE001 - KilledWorker, a grading bug: recorded, the run goes on
-                yield job, died(job, f"grading failed on the cluster: {type(e).__name__}: {e}")
+                yield job, died(job, f"grading failed on the cluster: {failure_text(e)}")
                 continue
             finally:
                 fut.release()

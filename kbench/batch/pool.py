@@ -24,6 +24,7 @@ from typing import Iterator
 
 from kbench.batch.samples import Job
 from kbench.core.results import Result
+from kbench.core.status import failure_text
 from kbench.grading.lanes import TimingLane
 from kbench.sandbox.server import no_main_module
 
@@ -111,7 +112,7 @@ class LocalPool:
                 except cf.process.BrokenProcessPool:
                     broken = True
                 except Exception as e:  # noqa: BLE001 - a grading bug must not end the run; it is recorded
-                    yield job, died(job, f"grading failed: {type(e).__name__}: {e}")
+                    yield job, died(job, f"grading failed: {failure_text(e)}")
                     continue
                 attempts[id(job)] += 1
                 if attempts[id(job)] >= ATTEMPTS:

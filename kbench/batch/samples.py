@@ -2,6 +2,12 @@
 
 Nothing is skipped silently: a folder that names no task, a file that cannot be read as a candidate
 and a file that is not ``.py`` each come back as a ``Problem`` the caller reports.
+
+Reading a folder never fails as a whole: a sample's file is candidate-controlled (its name, its size,
+its text), so whatever reading or parsing one file raises (``MemoryError`` from a 7000-deep expression
+in ``ast.parse``, ``RecursionError``, an unreadable entry) is that file's problem or, when only its
+docstring cannot be read, an intent saying so; every other sample is still found. Names are kept as
+they are on disk (they must match the file); the faces escape them when they show them.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from pathlib import Path
 from kbench.core.library import Candidate, CandidateFileError, intent_of, read_source
 from kbench.core.modes import Mode
 from kbench.core.tasks import TASK
-from kbench.store import mode_hash
+from kbench.store import mode_hash, stored_text
+
+#: The intent of a sample whose docstring could not be read (the grader still grades it).
+UNREADABLE_INTENT = "(no intent: the docstring could not be read: {why})"
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,35 @@ class Job:
     def key(self) -> tuple[str, str, str, str, str, str]:
         """The store's full key (model, task, sample, digest, mode hash, distributions): resume compares it."""
         c = self.sample.candidate
-        return (self.sample.model, c.task, c.name, c.digest, mode_hash(self.mode), ",".join(self.mode.dists))
+        # model and sample as the store keeps them (escaped), so a name with control characters resumes too
+        return (stored_text(self.sample.model), c.task, stored_text(c.name), c.digest, mode_hash(self.mode),
+                ",".join(self.mode.dists))
+
+
+def intent_or_note(src: str) -> str:
+    """``intent_of(src)``, or a note when reading the docstring raised (the parser on a hostile source)."""
+    try:
+        return intent_of(src)
+    except Exception as e:  # noqa: BLE001 - MemoryError, RecursionError...: the sample is still graded
+        return UNREADABLE_INTENT.format(why=type(e).__name__)
+
+
+def read_candidate(path: Path, task: str, origin: str) -> Candidate | Problem:
+    """One candidate file as a Candidate, or the Problem that keeps it from being one (never raises)."""
+    try:
+        src = read_source(path)
+    except CandidateFileError as e:
+        return Problem(path, str(e))
+    except Exception as e:  # noqa: BLE001 - whatever one file does, the folder's other files are read
+        return Problem(path, f"cannot read it ({type(e).__name__})")
+    return Candidate(task, path.stem, intent_or_note(src), src, path, origin)
+
+
+def _entries(folder: Path) -> tuple[list[Path], str | None]:
+    try:
+        return sorted(folder.iterdir()), None
+    except OSError as e:
+        return [], f"cannot list it ({e.strerror or type(e).__name__})"
 
 
 def discover(folder: Path, model: str) -> tuple[list[Sample], list[Problem]]:
@@ -62,7 +99,10 @@ def discover(folder: Path, model: str) -> tuple[list[Sample], list[Problem]]:
     problems: list[Problem] = []
     if not folder.is_dir():
         return [], [Problem(folder, "not a directory")]
-    for entry in sorted(folder.iterdir()):
+    entries, why = _entries(folder)
+    if why:
+        return [], [Problem(folder, why)]
+    for entry in entries:
         if entry.name.startswith("."):
             continue  # editor and VCS files
         if not entry.is_dir():
@@ -71,18 +111,20 @@ def discover(folder: Path, model: str) -> tuple[list[Sample], list[Problem]]:
         if entry.name not in TASK:
             problems.append(Problem(entry, f"unknown task {entry.name!r} (known: {', '.join(TASK)})"))
             continue
-        for f in sorted(entry.iterdir()):
+        files, why = _entries(entry)
+        if why:
+            problems.append(Problem(entry, why))
+        for f in files:
             if f.name.startswith(".") or f.name == "__pycache__":
                 continue
             if f.suffix != ".py":
                 problems.append(Problem(f, "not a .py file"))
                 continue
-            try:
-                src = read_source(f)
-            except CandidateFileError as e:
-                problems.append(Problem(f, str(e)))
-                continue
-            samples.append(Sample(model, Candidate(entry.name, f.stem, intent_of(src), src, f, f"model:{model}")))
+            found = read_candidate(f, entry.name, f"model:{model}")
+            if isinstance(found, Problem):
+                problems.append(found)
+            else:
+                samples.append(Sample(model, found))
     if not samples and not problems:
         problems.append(Problem(folder, "no samples (expected DIR/<task>/<sample>.py)"))
     return samples, problems

@@ -17,12 +17,16 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from kbench.core.library import Candidate, intent_of
+from kbench.batch.samples import intent_or_note
+from kbench.core.library import Candidate
 from kbench.core.results import Result
 from kbench.core.status import look, sentence
 from kbench.core.tasks import Task
+from kbench.core.text import harmless
 
 from ..paths import NAME_RE
+from ..text import notify, part, plain
+from ..widgets.source_view import language_for
 
 TEMPLATE = '''"""{intent}"""
 
@@ -102,7 +106,7 @@ class EditorScreen(Screen[None]):
         # your own file (✎ or a --candidates folder) is edited in place; a library one is copied
         self.in_place = source is not None and source.origin != "library" and source.path is not None
         if source is not None:
-            self._initial = source.src
+            self._initial = harmless(source.src)
         else:
             self._initial = TEMPLATE.format(intent="My kernel: what it tries (the first docstring line is its intent).",
                                             body=task.ref_src.strip("\n"))
@@ -113,12 +117,14 @@ class EditorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         what = (f"Editing {self.source.key}" if self.in_place and self.source else
                 f"New candidate for {self.kb_task.name}" + (f", from {self.source.key}" if self.source else ""))
-        yield Static(f" {what}: {self.kb_task.description}", id="editor-title")
+        yield Static(plain(f" {what}: {self.kb_task.description}"), id="editor-title")  # names: never markup
         with Horizontal(id="editor-name-row"):
             yield Label("name ", id="editor-name-label")
             yield Input(self.default_name, id="editor-name", restrict=r"[A-Za-z0-9_]*", max_length=64)
-            yield Static(f"  → {self._target_dir()}/<name>.py", id="editor-path")
-        yield CodeEditor.code_editor(self._initial, language="python", id="editor")
+            yield Static(plain(f"  → {self._target_dir()}/<name>.py"), id="editor-path")
+        # shown harmless: a raw control character in the file would reach the terminal (saving writes it
+        # out as an escape, which Python reads back the same inside a string literal)
+        yield CodeEditor.code_editor(harmless(self._initial), language=language_for(self._initial), id="editor")
         yield Static(id="editor-verdict")
         yield Footer()
 
@@ -153,25 +159,25 @@ class EditorScreen(Screen[None]):
     def action_save(self) -> None:
         name = self.query_one("#editor-name", Input).value.strip()
         if not NAME_RE.match(name):
-            self.notify("A name is letters, digits and _, not starting with a digit.", severity="error")
+            notify(self, "A name is letters, digits and _, not starting with a digit.", severity="error")
             return
         path = self._target_dir() / f"{name}.py"
         own = self.saved.path if self.saved is not None else self.source.path if self.in_place and self.source else None
         if path.exists() and path != own:
-            self.notify(f"{path} exists; pick another name.", severity="error")
+            notify(self, f"{path} exists; pick another name.", severity="error")
             return
         src = self.text
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(src, encoding="utf-8")
         except OSError as e:
-            self.notify(f"Cannot save {path}: {e}", severity="error")
+            notify(self, f"Cannot save {path}: {e}", severity="error")
             return
         origin = self.source.origin if self.in_place and self.source is not None else "user"
-        cand = Candidate(self.kb_task.name, name, intent_of(src), src, path, origin)
+        cand = Candidate(self.kb_task.name, name, intent_or_note(src), src, path, origin)
         self._saved_text = src
         self.saved = cand
-        self.set_verdict(Content.assemble(("⟳ saved ", "$text-accent"), (str(path), "$text-muted"),
+        self.set_verdict(Content.assemble(("⟳ saved ", "$text-accent"), part(path, "$text-muted"),
                                           ("; evaluating…", "$text-accent")))
         if self.on_save is not None:
             self.on_save(cand)
@@ -184,10 +190,10 @@ class EditorScreen(Screen[None]):
     def show_result(self, result: Result | None, note: str = "") -> None:
         """The evaluation of what was saved: the verdict under the code; an error's line selected."""
         if result is None:
-            self.set_verdict(Content.assemble((note or "cancelled", "$text-warning")))
+            self.set_verdict(Content.assemble(part(note or "cancelled", "$text-warning")))
             return
         style = "$" + look(result.status).style
-        body = Content.assemble((sentence(result), style))
+        body = Content.assemble(part(sentence(result), style))
         line = error_line(result.msg) if result.status != "correct" else None
         ta = self.query_one("#editor", TextArea)
         if line is not None and 1 <= line <= ta.document.line_count:
@@ -217,9 +223,9 @@ class EditorScreen(Screen[None]):
     def reload(self, src: str) -> bool:
         """The file changed on disk: take it when nothing here is unsaved. Returns whether it was taken."""
         if self.dirty:
-            self.notify("The file changed on disk; your unsaved edit is kept (ctrl+s overwrites it).",
+            notify(self, "The file changed on disk; your unsaved edit is kept (ctrl+s overwrites it).",
                         severity="warning")
             return False
-        self.query_one("#editor", TextArea).load_text(src)
-        self._saved_text = src
+        self.query_one("#editor", TextArea).load_text(harmless(src))
+        self._saved_text = harmless(src)
         return True

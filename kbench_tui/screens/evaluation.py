@@ -14,12 +14,14 @@ from textual.content import Content
 from kbench.grading.pipeline import Cancelled
 from kbench.core.library import Candidate
 from kbench.core.results import Result
+from kbench.core.status import failure_text
 from kbench.sandbox.confine import missing_layers
 
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
 from ..model import Model
 from ..runner import Job, Run, Scheduler
-from ..widgets.eval_log import EvalLog
+from ..text import notify, part
+from ..widgets.eval_log import EvalLog, summary
 
 if TYPE_CHECKING:
     from kbench.store import Store
@@ -76,7 +78,7 @@ class EvaluationMixin:
             self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
             return
         except Exception as e:  # noqa: BLE001 - an engine bug must not kill the explorer
-            self.post_message(EvalFinished(run.id, None, error=f"{type(e).__name__}: {e}"))  # type: ignore[attr-defined]
+            self.post_message(EvalFinished(run.id, None, error=failure_text(e)))  # type: ignore[attr-defined]
             return
         if run.by_user:  # finished before it noticed the cancel: still "cancelled", nothing kept
             self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
@@ -108,7 +110,9 @@ class EvaluationMixin:
             label = f"all {len(mode.dists)} run" if len(mode.dists) > 1 else f"on {mode.dists[0]}"
         # the NaN-filled alloc rule is named only where it can be the cause: the candidate calls alloc()
         alloc_nan = "nan_alloc" in mode.defences and "alloc(" in run.job.cand.src
-        self.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events])
+        # one verdict line per evaluation: the engine's verdict event is left out, the result's line
+        # (``_report``, for the enabled distributions) says it
+        self.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events if e.step != "verdict"])
 
     def on_eval_finished(self, msg: EvalFinished) -> None:
         was_batch = self.scheduler.batch_total > 0
@@ -125,11 +129,13 @@ class EvaluationMixin:
                     editor.show_result(view.result if view is not None else msg.result)
                 if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
-            elif msg.error is not None:
-                self.log_to(c, [log.note(f"{c.key}: the evaluation failed unexpectedly: {msg.error}", "text-error")])
-                self.notify(f"{c.key}: {msg.error}", title="evaluation failed", severity="error")  # type: ignore[attr-defined]
+            elif msg.error is not None:  # the grader raised (not a verdict): said in the log, the app lives on
+                self.log_to(c, [log.note(f"✗ {c.key}: no verdict, the grader failed: {msg.error}", "text-error")])
+                notify(self, f"{c.key}: {msg.error}", title="evaluation failed", severity="error")
+                if editor is not None:
+                    editor.show_result(None, f"no verdict, the grader failed: {msg.error}")
             elif editor is not None:
-                editor.show_result(None, "cancelled" if msg.cancelled else f"the evaluation failed: {msg.error}")
+                editor.show_result(None, "cancelled")
             if msg.result is None and msg.cancelled and run.job.kind == "single":
                 self.log_to(c, [log.note(f"■ {c.key}: cancelled (worker stopped; nothing stored)", "text-warning")])
         self._check_store_notice()
@@ -150,17 +156,19 @@ class EvaluationMixin:
             self.log_to(c, [log.result_line(f"on {', '.join(result.dists)}: ", result)])
             return
         if result.mode == "hardened" and tuple(result.dists) != self.model.enabled:
-            # one verdict per view: the enabled set's, in bold; the whole run's labelled as such
+            # one verdict line per evaluation: the enabled set's, in bold, first (an 80x24 log shows the
+            # end); what the whole run said follows as a note
             view = self.model.hardened_verdict(c, self.model.enabled)
-            n_on = len(self.model.enabled)
-            lines = [log.result_line(f"all {len(result.dists)} run: ", result)]
+            n_on, n_run = len(self.model.enabled), len(result.dists)
             if view is None:
-                lines.append(log.note("the enabled set cannot be read off this run; evaluating it in the background"))
+                lines = [log.result_line(f"verdict on all {n_run} run: ", result, bold=True),
+                         log.note(f"the {n_on} enabled cannot be read off this run; evaluating them in the background")]
             elif (view.result.status, view.result.msg) == (result.status, result.msg):
-                lines = [log.result_line(f"verdict (all {len(result.dists)} run; the same on the {n_on} enabled): ",
-                                         view.result, bold=True)]
+                lines = [log.result_line("verdict: ", view.result, bold=True),
+                         log.note(f"on the {n_on} enabled distributions; the same on all {n_run} run")]
             else:
-                lines.append(log.result_line(f"verdict on the {n_on} enabled: ", view.result, bold=True))
+                lines = [log.result_line(f"verdict on the {n_on} enabled: ", view.result, bold=True),
+                         log.note(f"all {n_run} run: {summary(result)}")]
         else:
             lines = [log.result_line(f"verdict, {result.mode}: ", result, bold=True)]
         lines.append(log.note(isolation_text(result), "text-muted" if full_isolation(result) else "text-warning"))
@@ -170,7 +178,7 @@ class EvaluationMixin:
         notice = self.store.notice if self.store is not None else None
         if notice and notice != self._store_notice:
             self._store_notice = notice
-            self.notify(notice, title="results database", severity="warning", timeout=12)  # type: ignore[attr-defined]
+            notify(self, notice, title="results database", severity="warning", timeout=12)
 
     def log_known(self, c: Candidate, mode: str) -> None:
         """``e`` on something already known: say so (with its date) instead of re-running."""
@@ -188,7 +196,7 @@ class EvaluationMixin:
         parts: list[tuple[str, str] | str] = []
         if s.current is not None:
             c = s.current.job.cand
-            parts += [("⟳ ", "$text-accent"), f"{c.key} ({s.current.mode.name}) "]
+            parts += [("⟳ ", "$text-accent"), part(f"{c.key} ({s.current.mode.name}) ")]
         if s.batch_total:
             pct = s.batch_done / s.batch_total
             bar = "█" * round(pct * 10) + "░" * (10 - round(pct * 10))
@@ -212,6 +220,6 @@ def full_isolation(result: Result) -> bool:
 def isolation_text(result: Result) -> str:
     """Which OS layers confined the candidate's worker, and which were missing (never silent)."""
     if not result.isolation:
-        return "   isolation: not recorded (decided before a worker started)"
+        return "isolation: not recorded (decided before a worker started)"
     missing = missing_layers(result.isolation)
-    return "   isolation: " + ", ".join(result.isolation) + (f" (missing: {', '.join(missing)})" if missing else "")
+    return "isolation: " + ", ".join(result.isolation) + (f" (missing: {', '.join(missing)})" if missing else "")

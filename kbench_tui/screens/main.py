@@ -26,6 +26,7 @@ from ..widgets.fastp_curve import FastPCurve
 from ..widgets.fastp_table import FastPTable
 from ..widgets.source_view import SourceView
 from ..widgets.status_bar import StatusBar
+from ..text import notify, part, title
 from .evaluation import EvaluateFn, EvaluationMixin
 
 if TYPE_CHECKING:
@@ -168,12 +169,12 @@ class MainScreen(EvaluationMixin, Screen):
         self._log_key = key
         log = self.log_widget
         if cand is None:
-            log.show_history("log", self._general[-200:])
+            log.show_history(title("log"), self._general[-200:])
             return
         lines = self._history.get(key, [])  # type: ignore[arg-type]
         if not lines:
             lines = [log.note(f"nothing evaluated for {cand.key} in this session (e evaluates, r re-runs)")]
-        log.show_history(f"log · {cand.key}", lines)
+        log.show_history(title("log", cand.key), lines)
 
     def log_to(self, cand: Candidate, lines: list[Text]) -> None:
         """Append to ``cand``'s history; on screen only when it is the candidate shown."""
@@ -214,7 +215,7 @@ class MainScreen(EvaluationMixin, Screen):
             style = {"correct": "$text-success", "wrong": "$text-error", "rejected": "$text-warning"}.get(
                 k.result.status, "$text-error")
             when = f" · stored {k.stored_at.astimezone():%Y-%m-%d %H:%M} (r re-runs)" if k.stored_at else ""
-            rows.append(Content.assemble(head, (f"[{scope}] ", "$text-muted"), (summary(k.result), style),
+            rows.append(Content.assemble(head, (f"[{scope}] ", "$text-muted"), part(summary(k.result), style),
                                          (when, "$text-muted")))
         self.query_one(SourceView).set_verdicts(Content("\n").join(rows))
 
@@ -279,7 +280,7 @@ class MainScreen(EvaluationMixin, Screen):
         jobs = [Job(c, name, "batch") for name in order for c in self.model.candidates
                 if self.model.missing(c, name) is not None]
         if not jobs:
-            self.notify("Every candidate is evaluated in both modes.", title="nothing to do")
+            notify(self, "Every candidate is evaluated in both modes.", title="nothing to do")
             return
         n = self.submit(jobs)
         log = self.log_widget
@@ -305,7 +306,7 @@ class MainScreen(EvaluationMixin, Screen):
         dist = ALL_DISTS[index]
         before = {c.key: self.model.verdict(c, "hardened") for c in self.model.candidates}
         if not self.model.toggle(dist):
-            self.notify("At least one distribution stays on.", severity="warning")
+            notify(self, "At least one distribution stays on.", severity="warning")
             return
         on = dist in self.model.enabled
         changed = []
@@ -332,7 +333,7 @@ class MainScreen(EvaluationMixin, Screen):
 
     def action_scope(self) -> None:
         self.model.next_scope()
-        self.notify(f"fast_p counts {self.model.scope_label()}", title="scores")
+        notify(self, f"fast_p counts {self.model.scope_label()}", title="scores")
         self.refresh_views()
 
     def action_diff(self) -> None:
@@ -395,7 +396,8 @@ class MainScreen(EvaluationMixin, Screen):
     def check_disk(self) -> None:
         """Your own and folder candidates are re-read when their file changes (library files are package
         data): the tree, the sources and the next ``e``/``r`` use the new text."""
-        from kbench.core.library import CandidateFileError, intent_of, read_source
+        from kbench.batch.samples import intent_or_note
+        from kbench.core.library import CandidateFileError, read_source
 
         for c in list(self.model.candidates):
             if c.origin == "library" or c.path is None:
@@ -408,11 +410,14 @@ class MainScreen(EvaluationMixin, Screen):
             try:
                 src = read_source(c.path)
             except CandidateFileError as e:
-                self.notify(f"{c.path}: {e}", title="could not reload", severity="warning")
+                notify(self, str(e), title="could not reload", severity="warning")
+                continue
+            except Exception as e:  # noqa: BLE001 - a file that changed into something unreadable
+                notify(self, f"{c.path}: {type(e).__name__}", title="could not reload", severity="warning")
                 continue
             if src == c.src:
                 continue
-            new = dataclasses.replace(c, src=src, intent=intent_of(src))
+            new = dataclasses.replace(c, src=src, intent=intent_or_note(src))
             self.model.add(new)
             log = self.log_widget
             self.log_to(new, [log.note(f"reloaded {c.path} (changed on disk); e evaluates the new version",
@@ -428,14 +433,14 @@ class MainScreen(EvaluationMixin, Screen):
 
     def action_export(self) -> None:
         if self.store is None:
-            self.notify("No results database.", severity="warning")
+            notify(self, "No results database.", severity="warning")
             return
         try:
             json_path, csv_path = self.store.export(paths.export_dir())
         except OSError as e:
-            self.notify(f"Export failed: {e}", severity="error")
+            notify(self, f"Export failed: {e}", severity="error")
             return
-        self.notify(f"{json_path}\n{csv_path}", title="exported results")
+        notify(self, f"{json_path}\n{csv_path}", title="exported results")
 
     def action_help(self) -> None:
         from .help import HelpScreen

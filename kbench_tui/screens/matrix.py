@@ -15,6 +15,7 @@ from kbench.core.status import look
 
 from ..messages import ModelChanged
 from ..model import Model, badge
+from ..text import label, plain
 
 
 
@@ -59,7 +60,7 @@ class MatrixScreen(Screen[None]):
             full = self.model.full(c)
             passes = full.passes_by_dist() if full else {}
             naive = self.model.known(c, "naive")
-            cells: list[Text | str] = [c.key if self.kb_task is None else c.name]
+            cells: list[Text | str] = [label(c.key if self.kb_task is None else c.name)]  # a str cell is markup
             p, n = naive.result.passes_by_dist().get("normal", (0, 0)) if naive else (0, 0)
             cells.append(self._cell(p, n, True) if n else Text("·", style=self._c("text-muted")))
             for d in ALL_DISTS:
@@ -73,9 +74,9 @@ class MatrixScreen(Screen[None]):
         if row < table.row_count:
             table.move_cursor(row=row)
         scope = f"task {self.kb_task}" if self.kb_task else "all tasks"
-        self.query_one("#matrix-title", Static).update(
+        self.query_one("#matrix-title", Static).update(plain(
             f" Matrix · {scope} · passes/trials per distribution (hardened runs one trial each; naive 5 on normal)"
-            f" · struck-out columns are off · · = not run")
+            f" · struck-out columns are off · · = not run"))
 
     def _cell(self, passed: int, total: int, enabled: bool) -> Text:
         ok = passed == total

@@ -1,7 +1,10 @@
-"""The library tree: levels → tasks → candidates, each candidate with its verdict badge."""
+"""The library tree: levels → tasks → candidates, each candidate with its verdict badge.
+
+Labels are rich ``Text`` of harmless names (never markup: a file named ``[@click=app.quit]x`` is text)."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Tree
@@ -9,11 +12,15 @@ from textual.widgets.tree import TreeNode
 
 from kbench.core.status import badge_text, look, short_badge
 from kbench.core.tasks import TASKS
+from kbench.core.text import one_line
 
 from ..model import Model, cid
 
 
 NodeData = tuple[str, str]  # ("level", "1") | ("task", name) | ("cand", cid)
+LEAF_INDENT = 4  # "│ ├ ": the guides before a candidate's label (guide_depth 2, two levels)
+WIDE_BADGE = 15  # "! runtime_error"
+NARROW_BADGE = 8  # "⊘ reject" (kbench.core.status.short_badge)
 
 
 class CandidateTree(Tree[NodeData]):
@@ -38,23 +45,36 @@ class CandidateTree(Tree[NodeData]):
     def _style(self, kind: str) -> str:
         return self.app.theme_variables.get(look(kind).style, "")
 
-    def _label(self, model: Model, c, width: int) -> Text:  # type: ignore[no-untyped-def]
+    @staticmethod
+    def _shown_name(c) -> str:  # type: ignore[no-untyped-def]
+        """The shown name: harmless, one line (a file name can hold escapes, newlines, markup), with its mark."""
+        name = one_line(c.name)
+        return name if c.origin == "library" else f"{name} ✎" if c.origin == "user" else f"{name} ⌂"
+
+    def _label(self, model: Model, c, width: int, narrow: bool) -> Text:  # type: ignore[no-untyped-def]
         known = model.verdict(c)
-        narrow = 0 < self.size.width < 40
         text, kind = (short_badge if narrow else badge_text)(known.result if known else None)
-        name = c.name if c.origin == "library" else f"{c.name} ✎" if c.origin == "user" else f"{c.name} ⌂"
-        if len(name) > width:
-            name = name[: width - 1] + "…"
-        label = Text(f"{name:<{width}} ")
+        label = Text(self._shown_name(c))
+        label.truncate(width, overflow="ellipsis", pad=True)  # in cells: wide characters count twice
+        label.append(" ")
         label.append(text, style=self._style(kind))
         return label
 
-    def _width(self, model: Model) -> int:
-        """Name column: the longest name, at most 22, and narrower when the tree is (badges stay visible)."""
-        badge_room = 11 if self.size.width < 40 else 16  # "⊘ rejected" / "! runtime_error"
-        room = self.size.width - 8 - badge_room if self.size.width else 22  # guides and scrollbar
-        return max(min(max((len(c.name) + (c.origin != "library") * 2 for c in model.candidates), default=0), 22,
-                       room), 8)
+    def _room(self) -> int:
+        """Cells a candidate's label can use: the tree's content width less the two guide levels."""
+        w = self.scrollable_content_region.width
+        return w - LEAF_INDENT if w > 0 else 0
+
+    def _layout(self, model: Model) -> tuple[int, bool]:
+        """(name column width, narrow badges): full badges only when the longest name fits beside them;
+        otherwise badges of at most 8 cells, so names stay readable (every library name at 80 columns)."""
+        longest = max((cell_len(self._shown_name(c)) for c in model.candidates), default=8)
+        room = self._room()
+        if room <= 0:
+            return min(longest, 22), False
+        if room >= longest + 1 + WIDE_BADGE:
+            return longest, False
+        return max(min(longest, room - 1 - NARROW_BADGE), 8), True
 
     def on_resize(self) -> None:
         self.refresh_badges(self._model)
@@ -71,19 +91,19 @@ class CandidateTree(Tree[NodeData]):
                 levels[task.level] = self.root.add(f"Level {task.level}", ("level", str(task.level)), expand=True)
             tnode = levels[task.level].add(Text(task.name, style="bold"), ("task", task.name), expand=True)
             for c in model.for_task(task.name):
-                self._cand_nodes[cid(c)] = tnode.add_leaf(self._label(model, c, self._width(model)), ("cand", cid(c)))
+                self._cand_nodes[cid(c)] = tnode.add_leaf(self._label(model, c, *self._layout(model)), ("cand", cid(c)))
         if keep is not None:
             self.call_after_refresh(self.select_data, keep)
 
     def refresh_badges(self, model: Model | None) -> None:
         if model is None:
             return
-        width = self._width(model)
+        width, narrow = self._layout(model)
         for task in TASKS:
             for c in model.for_task(task.name):
                 node = self._cand_nodes.get(cid(c))
                 if node is not None:
-                    node.set_label(self._label(model, c, width))
+                    node.set_label(self._label(model, c, width, narrow))
 
     def select_data(self, data: NodeData) -> None:
         for node in self._walk(self.root):

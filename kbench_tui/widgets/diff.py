@@ -11,8 +11,14 @@ DEL_LINE, DEL_CHARS = "on $error 15%", "on $error 45%"
 ADD_LINE, ADD_CHARS = "on $success 15%", "on $success 45%"
 
 
+#: Above this many characters a side of the diff is not highlighted (see source_view.HIGHLIGHT_MAX_CHARS).
+HIGHLIGHT_MAX_CHARS = 32_000
+
+
 def _lines(src: str) -> list[Content]:
     lines = src.splitlines()
+    if len(src) > HIGHLIGHT_MAX_CHARS:
+        return [Content(line) for line in lines]
     hl = highlight("\n".join(lines), language="python").split("\n") if lines else []
     return (list(hl) + [Content("")] * len(lines))[: len(lines)]
 

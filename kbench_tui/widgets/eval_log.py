@@ -1,13 +1,19 @@
 """The evaluator log: one line per step event, coloured by verdict, wrapped; it follows the end until
-the reader scrolls up (the border says which), and shows one candidate's history at a time."""
+the reader scrolls up (the border says which), and shows one candidate's history at a time.
+
+Every line is a rich ``Text`` (never markup) of harmless text (``kbench.core.text``): a message, a name
+or what a candidate printed cannot style, act or forge a line. Printed output spans several lines, each
+behind a bar."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.content import Content
 from textual.widgets import RichLog
 
 from kbench.core.results import Event, Result
-from kbench.core.status import look, sentence
+from kbench.core.status import event_sentence, look, sentence
+from kbench.core.text import harmless, one_line
 
 MAX_LINES = 5000
 NAN_ALLOC_HINT = "alloc() buffers are NaN-filled in hardened mode: write every element you return"
@@ -117,7 +123,7 @@ class EvalLog(RichLog):
         follow = self.following
         self.write(Text("\n").join(lines), width=self._width(), scroll_end=follow)
 
-    def show_history(self, title: str, lines: list[Text]) -> None:
+    def show_history(self, title: Content, lines: list[Text]) -> None:
         """Replace the contents with one candidate's lines, at the end, following."""
         self.border_title = title
         self.following = True
@@ -126,10 +132,11 @@ class EvalLog(RichLog):
         self._rewrite()
 
     def header(self, text: str) -> Text:
-        return Text(f"── {text} ", style=f"bold {self._color('text-accent')}") + Text("─" * 20, style=self._color("text-muted"))
+        return Text(f"── {one_line(text)} ", style=f"bold {self._color('text-accent')}") + \
+            Text("─" * 20, style=self._color("text-muted"))
 
     def note(self, text: str, var: str = "text-muted") -> Text:
-        return Text(f"   {text}", style=self._color(var))
+        return Text(f"   {one_line(text)}", style=self._color(var))
 
     def event_line(self, ev: Event, tolerance: str | None = None, alloc_nan: bool = False,
                    verdict_label: str | None = None) -> Text:
@@ -140,20 +147,28 @@ class EvalLog(RichLog):
         message = ev.message
         if ev.step == "trial":
             message = trial_message(message, tolerance, alloc_nan)
-        elif ev.step == "verdict" and ev.status == "rejected":
-            message = message.replace("rejected: rejected:", "rejected:")
+        elif ev.step == "verdict":
+            message = event_sentence(ev)
         if ev.step == "verdict" and verdict_label:
             message = f"{verdict_label}: {message}"
         line = Text(f"{ev.elapsed:6.2f}s ", style=self._color("text-muted"))
-        line.append(f"{ev.step:<8}", style="bold")
-        line.append(message, style=self._color(var) if var else "")
+        line.append(f"{one_line(ev.step, 12):<8}", style="bold")
+        style = self._color(var) if var else ""
+        if ev.step == "stdout":  # what the candidate printed: each of its lines behind a bar, none a log line
+            first, *rest = harmless(message, keep="\n").split("\n")
+            line.append(first, style=style)
+            for more in rest:
+                line.append("\n   │ " + more, style=style)
+            return line
+        line.append(one_line(message), style=style)
         return line
 
     def result_line(self, prefix: str, result: Result, extra: str = "", bold: bool = False) -> Text:
         style = self._color(look(result.status).style) + (" bold" if bold else "")
-        return Text(f"   {prefix}", style=self._color("text-muted")) + Text(summary(result) + extra, style=style)
+        return Text(f"   {one_line(prefix)}", style=self._color("text-muted")) + \
+            Text(summary(result) + one_line(extra), style=style)
 
 
 def summary(r: Result) -> str:
-    """The one-line verdict every view prints (``kbench.core.status.sentence``)."""
-    return sentence(r)
+    """The one-line verdict every view prints (``kbench.core.status.sentence``), harmless."""
+    return one_line(sentence(r))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 from textual.widgets import Static
 
 from ..model import Scores
+from ..text import label, title
 
 
 def _f(v: float | None) -> str:
@@ -19,8 +21,9 @@ class FastPTable(Static):
 
     def show(self, s: Scores) -> None:
         t = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False, padding=(0, 1),
-                  caption=f"counts {s.counts} (c switches)\nevaluated: naive {s.n_naive}/{s.n_total}, "
-                          f"hardened {s.n_hardened}/{s.n_total}",
+                  # a folder's path is in the caption: Text, never markup
+                  caption=label(f"counts {s.counts} (c switches)") + Text(
+                      f"\nevaluated: naive {s.n_naive}/{s.n_total}, hardened {s.n_hardened}/{s.n_total}"),
                   caption_justify="left")
         t.add_column("fast_p", no_wrap=True)
         for name in ("naive", "hardened", "oracle"):
@@ -33,4 +36,4 @@ class FastPTable(Static):
         self.update(t)
         self.evaluated = (s.n_naive, s.n_hardened, s.n_total)
         self.counts = s.counts
-        self.border_subtitle = f"counts {s.counts.split(',')[0]}"
+        self.border_subtitle = title(f"counts {s.counts.split(',')[0]}")

@@ -92,6 +92,47 @@ def write(out: Path) -> Path:
     return out
 
 
+# ------------------------------------------------------------------ a hostile model (issue 16, classes 4-5)
+
+#: File names a hostile model can write (no "/" and no NUL: everything else is legal): terminal escapes
+#: (a window title, a screen clear), a newline that forged a "graded ... correct" line, Textual/rich markup
+#: that became an action or crashed the explorer.
+HOSTILE_NAMES = ("esc\x1b]0;pwned\x07", "clear\x1b[2J\x1b[H", "nl\ngraded 9: 9 correct 9.99x",
+                 "[@click=app.quit]x", "[bold", "[link=https:x]y", "tab\tand\rcr", "bidi\u202egnp.exe")
+
+#: Sources that attack the grading process itself: a 7000-deep prefix chain (ast.parse raises
+#: MemoryError), 10 000 aliases (the gate's alias fixpoint), a file just under the 1 MB limit.
+HOSTILE_SOURCES = {
+    "deep": lambda ref: "x = " + "-" * 7000 + "1\n" + ref,
+    "aliases": lambda ref: "import numpy as np\na0 = np\n" + "".join(f"a{i + 1} = a{i}\n" for i in range(10_000)) + ref,
+    "megabyte": lambda ref: ref + "# padding to make the file one megabyte long, short of the limit\n" * 15_000,
+}
+
+
+def write_hostile(out: Path, task: str = "L1_gelu") -> Path:
+    """A model folder at ``out``: the task's reference as ``ok`` and under every hostile name, plus the
+    hostile sources. Each honest file is correct; the hostile sources must each end in one verdict (or be
+    reported) without stopping the others."""
+    if out.exists():
+        shutil.rmtree(out)
+    d = out / task
+    d.mkdir(parents=True)
+    ref = _ref(task)
+    (d / "ok.py").write_text(ref, encoding="utf-8")
+    for name in HOSTILE_NAMES:
+        (d / f"{name}.py").write_text(ref, encoding="utf-8")
+    for name, make in HOSTILE_SOURCES.items():
+        (d / f"{name}.py").write_text(make(ref), encoding="utf-8")
+    assert (d / "megabyte.py").stat().st_size < 1_000_000
+    return out
+
+
+@functools.cache
+def hostile_model() -> Path:
+    """The hostile model written once per process to a temporary folder named ``hostile``."""
+    return write_hostile(Path(tempfile.mkdtemp(prefix="kbench-hostile-model-")) / "hostile")
+
+
 @functools.cache
 def toy_model() -> Path:
     """The model written once per process to a temporary folder named ``toy`` (the model's name)."""

@@ -94,7 +94,7 @@ async def test_edit_grade_fix_in_the_editor_then_in_place_then_on_disk(tmp_path:
         assert editor.error_line == 3 and editor.query_one("#editor").selection.start == (2, 0)
         path = tmp_path / "data" / "candidates" / "L1_gelu" / "my_gelu.py"
         assert path.exists()
-        assert "compile_error" in log_text(app) and "SyntaxError" in log_text(app)
+        assert "compile error" in log_text(app) and "SyntaxError" in log_text(app)
         # fix and save again: the same file, in place (not "exists, pick another name")
         editor.query_one("#editor").text = '"""Fixed."""\ndef forward(x, params, alloc):\n    return (x["x"] * 2)\n'
         await pilot.press("ctrl+s")

@@ -47,7 +47,7 @@ async def test_e_evaluates_in_current_mode_and_badges_update() -> None:
         await idle(pilot)
         assert engine.calls == [("L1_diag_matmul", "einsum_diag", "hardened", ALL_DISTS)]
         log = log_text(app)
-        assert "trial 7/7 edge" in log and "the same on the 5 enabled): ✓ correct" in log
+        assert "trial 7/7 edge" in log and "verdict: ✓ correct" in log and "on the 5 enabled distributions; the same on all 7 run" in log
         tree = app.main_screen.query_one("#tree")
         assert "✓" in tree.cursor_node.label.plain
         assert "✓ correct" in _verdicts(app)

@@ -45,12 +45,12 @@ async def test_the_log_is_per_candidate_titled_and_shows_follow_state() -> None:
         await pilot.press("e")
         await idle(pilot)
         log = screen.query_one("#log")
-        assert log.border_title == "log · L1_softmax/no_max" and "the same on the 5 enabled" in log_text(app)
+        assert log.border_title == "log · L1_softmax/no_max" and "on the 5 enabled distributions; the same on all 7 run" in log_text(app)
         await select(pilot, "L1_softmax/inplace")
         assert log.border_title == "log · L1_softmax/inplace"
         assert "no_max" not in log_text(app) and "nothing evaluated for L1_softmax/inplace" in log_text(app)
         await select(pilot, "L1_softmax/no_max")  # its history comes back
-        assert "the same on the 5 enabled" in log_text(app)
+        assert "the same on all 7 run" in log_text(app)
         assert log.border_subtitle == "following"
         log.scroll_home(animate=False)
         await pilot.pause()

@@ -117,14 +117,33 @@ def test_status_vocabulary_speedups_and_messages() -> None:
                 "cancelled", "noise"):
         assert look(key).text and look(key).symbol and look(key).style.startswith("text-")
     assert set(STATUS_LOOK) >= {"cancelled", "noise"}
-    # 0.95x is not 1.0x; an interval containing 1.0 is shown as noise with the interval
+    # 0.95x is not 1.0x; within noise the estimate is kept and marked (issue 19: not a bare "≈1.0×")
     assert badge(_timed(0.95, (0.93, 0.97)))[0] == "✓ 0.95×"
-    assert badge(_timed(0.98, (0.93, 1.04)))[0] == "✓ ≈1.0×"
-    assert "≈1.0× [0.93-1.04]" in sentence(_timed(0.98, (0.93, 1.04)))
-    assert "within noise" in sentence(_timed(0.98, (0.93, 1.04)))
-    assert "13.2× [12.9-13.6]" in sentence(_timed(13.2, (12.9, 13.6)))
+    assert badge(_timed(0.75, (0.46, 1.72)))[0] == "✓ ≈0.75×"
+    assert sentence(_timed(0.75, (0.46, 1.72))) == "✓ correct, 0.75× [0.46–1.72] at 95%, within noise"
+    assert sentence(_timed(13.2, (12.9, 13.6))) == "✓ correct, 13.2× [12.9–13.6] at 95%"
     r = Result("L1_gelu", "k", "hardened", ("normal",), "rejected", "rejected: modified input x in place")
     assert sentence(r) == "⊘ rejected: modified input x in place"
+
+
+def test_verdict_event_and_result_read_the_same() -> None:
+    """kbench eval prints the verdict event; the explorer the Result: one line, from the structured fields."""
+    from kbench.core.results import Event, Result
+    from kbench.core.status import event_sentence, sentence, short_badge
+
+    for speedup, ci in ((0.75, (0.46, 1.72)), (13.24, (12.91, 13.6)), (1.06, (0.80, 1.37))):
+        r = _timed(speedup, ci)
+        # the engine's own message says "1.06x (95% CI 0.80-1.37)"; the line never depends on it
+        ev = Event("verdict", "correct, whatever the engine wrote", True, status="correct", speedup=speedup,
+                   speedup_ci=ci)
+        assert event_sentence(ev) == sentence(r)
+        assert ("within noise" in sentence(r)) == (ci[0] <= 1.0 <= ci[1])
+    ev = Event("verdict", "rejected: rejected: reads a cache", False, status="rejected")
+    r = Result("L1_gelu", "k", "hardened", ("normal",), "rejected", "rejected: reads a cache")
+    assert event_sentence(ev) == sentence(r) == "⊘ rejected: reads a cache"
+    for status in ("wrong", "rejected", "compile_error", "runtime_error"):
+        assert len(short_badge(Result("L1_gelu", "k", "hardened", ("normal",), status, "m"))[0]) <= 8
+    assert short_badge(_timed(0.75, (0.46, 1.72)))[0] == "✓≈0.75×"
 
 
 def test_scores_count_the_chosen_set() -> None:
