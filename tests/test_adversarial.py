@@ -35,6 +35,7 @@ from kbench import HARDENED, NAIVE, Grader
 from kbench.grading import static_gate
 from kbench.core.modes import Mode
 from tests.attack_sources import bad_parts, graded_source
+from tests.sandbox_probe import harness as test_harness
 
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader
@@ -86,6 +87,9 @@ def _load_cases() -> tuple[list[tuple[str, str, V, V, str]], dict[str, dict], di
 
 
 CASES, LIMITS, PARTS = _load_cases()
+#: Verdicts the native harness gives where they differ from the gate-off ones (``native`` in cases.toml).
+NATIVE: dict[str, V] = {stem + ".py": _verdict(row["native"]) for stem, row in
+                        tomllib.loads((ADV / "cases.toml").read_text()).items() if "native" in row}
 
 #: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
 XFAIL_HARDENED: dict[str, tuple[str, bool]] = {}
@@ -202,12 +206,17 @@ def _hardened_params():
 
 @pytest.mark.parametrize("file,task,naive,hard,why", _hardened_params())
 def test_hardened_verdict(file, task, naive, hard, why):
+    """Three ways: as graded; with the gate and the worker's audit hook off (the OS and the grader alone); and
+    in the native harness (gate and audit hook off, ``ctypes`` and raw syscalls in the candidate's namespace,
+    as its own native code would have them). The verdict must hold in all three."""
     src = _src(file)
-    runs = [("hardened", _mode(HARDENED, file), hard)]
-    if hard.no_gate is not None:
-        runs.append(("hardened, gate off", _mode(HARDENED, file, gate=False), hard.no_gate))
-    for label, mode, want in runs:
-        r, elapsed = _hardened(task, src, mode, file)
+    off = hard.no_gate or hard
+    runs = [("hardened", _mode(HARDENED, file), hard, None),
+            ("hardened, gate and audit hook off", _mode(HARDENED, file, gate=False), off, "no_audit"),
+            ("hardened, native harness", _mode(HARDENED, file, gate=False), NATIVE.get(file, off), "native")]
+    for label, mode, want, harness in runs:
+        with test_harness(harness):
+            r, elapsed = _hardened(task, src, mode, file)
         assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
         _check(r, want, elapsed, mode, f"{label} {file}")
 
