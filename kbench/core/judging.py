@@ -437,6 +437,15 @@ def facts_for(task: Any, ref: np.ndarray, x: dict | None = None, params: dict | 
 
 # ------------------------------------------------------------------------------------------ judging
 
+def checks_line(c: Comparison) -> str:
+    """The checks of one judgement, for the step log: "checks: 7 passed" or "checks: failed close, ..."."""
+    failed = c.failed()
+    ran = sum(ch.ok is not None for ch in c.checks)
+    if not failed:
+        return f"checks: {ran} passed"
+    return f"checks: failed {', '.join(failed)} ({ran - len(failed)} of {ran} passed)"
+
+
 TOLERANCE_CHECKS = ("close",)
 
 

@@ -303,9 +303,10 @@ class _Run:
         if isinstance(reply, P.Called):
             self.kernel_s += max(0, reply.t1 - reply.t0) / 1e9
         facts = job.result() if job is not None else None
-        if facts is not None:
-            self.emit("trial", f"trial {i + 1} checks: {facts.summary()}", None, trial=i, dist=dist, param_set=pset)
         c = self.judge(reply, ref, f"trial {i + 1} ({dist})", x, params, facts)
+        if facts is not None:
+            self.emit("trial", f"trial {i + 1} {judging.checks_line(c)}; {facts.summary()}", None, trial=i, dist=dist,
+                      param_set=pset)
         return Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
 
     def check_hygiene(self, reply: P.Called, step: str, where: str) -> None:
