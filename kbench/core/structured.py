@@ -21,8 +21,8 @@ along the last axis) one of these structures, each row its own parameters:
 
 The rows, their number and every parameter are drawn per trial, so no whole-tensor statistic marks a
 trial or a row, and no row repeats across trials. What each distribution is for is kept (the library's
-verdicts depend on it, and the explorer derives per-distribution views): uniform stays inside (-1, 1),
-lognormal positive, normal/uniform/laplace softmax logits below 80 (an unstabilised exp still fits),
+verdicts depend on it, and the explorer derives per-distribution views): uniform stays inside (-1, 1)
+(softmax excepted: temperatures and one large logit are its structures), lognormal positive, normal/uniform/laplace softmax logits below 80 (an unstabilised exp still fits),
 layer-norm rows keep a variance >= 0.01 (eps stays negligible) and an |offset| <= 10 std except on offset;
 offset rows carry per-row offsets of 500-1000 (softmax: rows 500-1500 *below* zero mixed with rows at
 zero, so a stabiliser skipped when the overall max is small gives 0/0). The plain distributions stay
@@ -57,6 +57,13 @@ _COMMON = ("scaled", "smooth", "repeated", "sparse")
 
 def limits(kind: str, dist: str, name: str) -> Limits:
     """The structure table: one entry per task kind and distribution (``name``: the input)."""
+    lim = _limits(kind, dist, name)
+    if dist == "uniform" and kind != "softmax":  # uniform stays inside (-1, 1): structures only shrink
+        lim = Limits((lim.scale[0], min(lim.scale[1], 0.0)), None, lim.kinds, lim.large)
+    return lim
+
+
+def _limits(kind: str, dist: str, name: str) -> Limits:
     signed = dist in ("normal", "laplace", "uniform", "edge", "offset")
     relu = ("relu",) if signed and dist != "offset" else ()
     if kind == "softmax":
@@ -112,6 +119,10 @@ def structure_input(rng: np.random.Generator, kind: str, dist: str, name: str, x
         idx = np.sort(picked[kinds == k])
         if idx.size:
             _APPLY[kname](rng, rows, idx, lim, dist)
+    if dist == "uniform" and kind != "softmax":  # a low-rank block's 5 % noise may step just outside
+        np.clip(x, F32(-1), F32(1 - 2.0**-24), out=x)
+    elif dist in ("lognormal", "exponential"):  # ... or below zero
+        np.maximum(x, F32(0), out=x)
 
 
 def _softmax_offset(rng: np.random.Generator, x: np.ndarray) -> None:
