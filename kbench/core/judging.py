@@ -37,8 +37,8 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from kbench.core.compare import (FLOAT32_NOISE_FACTOR, Check, Comparison, compare, reference_noise, row_atol,
-                                 row_axis)
+from kbench.core.compare import (FLOAT32_NOISE_FACTOR, Check, Comparison, _atol_of_scale, compare, reference_noise,
+                                 row_atol, row_axis)
 
 #: Centred tolerance: this fraction of the slice's RMS deviation from its mean. A half: a shortcut that
 #: gets the constant part right and the deviations wrong is off by about one spread; an honest float16
@@ -83,10 +83,12 @@ class TrialFacts:
     axis: int  # the natural axis: rows run along it
     atol: float
     rtol: float
-    tol: np.ndarray = field(repr=False)  # per-row absolute tolerance (keepdims along ``axis``)
+    tol: np.ndarray | None = field(repr=False)  # per-row absolute tolerance (keepdims along ``axis``); None:
+    # computed inside compare's pass (timed outputs, whose facts serve one output)
     centred: tuple[Centred, ...] = ()
     properties: tuple[str, ...] = ()
     predictors: tuple[Predictor, ...] = ()
+    prop_state: dict = field(default_factory=dict, repr=False)  # PREPARE's results
     cost_s: float = 0.0  # what computing these facts took (once per trial)
 
     def ruled_out(self) -> tuple[str, ...]:
@@ -113,16 +115,18 @@ class TrialFacts:
 
 # ------------------------------------------------------------------------------------------ properties
 
-PropertyFn = Callable[[np.ndarray, np.ndarray, dict, dict, float], Check]
+PropertyFn = Callable[..., Check]  # (out, ref, x, params, rtol, state) -> Check
 
 
-def _nonnegative(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float) -> Check:
+def _nonnegative(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                 state: object = None) -> Check:
     lo = float(out.min()) if out.size else 0.0
     ok = lo >= 0  # -0.0 counts as 0; NaN fails (and is reported by the finite check)
     return Check("nonnegative", ok, "" if ok else f"a probability of {lo:.3g}")
 
 
-def _rows_sum_to_one(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float) -> Check:
+def _rows_sum_to_one(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                     state: object = None) -> Check:
     with np.errstate(all="ignore"):
         s = np.add.reduce(out, axis=-1, dtype=np.float64)
         dev = np.abs(s - 1.0)
@@ -136,24 +140,31 @@ def _rows_sum_to_one(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rt
     return Check("rows_sum_to_one", False, f"row {list(map(int, where))} sums to {float(s.flat[i]):.6g}, not 1")
 
 
-def _normalised_rows(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float) -> Check:
+def _row_moments(y: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Row mean and variance of z = (y - beta) / gamma over the features where |gamma| >= 0.25 (float32
+    passes, sums by BLAS matrix-vector products with the feature mask)."""
+    gamma = np.asarray(params.get("gamma", 1.0), np.float32)
+    beta = np.asarray(params.get("beta", 0.0), np.float32)
+    z = np.subtract(y, beta, dtype=np.float32)
+    z /= gamma
+    keep = (np.abs(np.broadcast_to(gamma, y.shape[-1:])) >= 0.25).astype(np.float32)
+    n = max(float(keep.sum()), 1.0)
+    mean = (z @ keep).astype(np.float64) / n
+    np.square(z, out=z)
+    var = (z @ keep).astype(np.float64) / n - mean * mean
+    return mean, var
+
+
+def _normalised_rows(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                     state: object = None) -> Check:
     """Layer norm: z = (out - beta) / gamma has, in every row, the mean and variance the normalised input
     has (0 and var/(var + eps), over all features). Features where |gamma| < 0.25 are left out (dividing by
     a small gamma amplifies the closeness rule's allowance); then the row moments of the candidate's z are
-    compared with the reference's z over the same features (still 0 and ~1 when none is left out)."""
-    gamma = np.asarray(params.get("gamma", 1.0), np.float32)
-    beta = np.asarray(params.get("beta", 0.0), np.float32)
-    keep = np.abs(gamma) >= 0.25 if gamma.ndim else None
-
-    def moments(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        z = (y - beta) / gamma
-        if keep is not None and not keep.all():
-            z = z[..., keep]
-        return z.mean(axis=-1, dtype=np.float64), z.var(axis=-1, dtype=np.float64)
-
+    compared with the reference's z over the same features (still 0 and ~1 when none is left out). The
+    reference's moments are part of the trial's facts (``state``)."""
     with np.errstate(all="ignore"):
-        m_out, v_out = moments(out)
-        m_ref, v_ref = moments(ref)
+        m_out, v_out = _row_moments(out, params)
+        m_ref, v_ref = state if state is not None else _row_moments(ref, params)  # type: ignore[misc]
         bad_mean = float(np.fmax.reduce(np.abs(m_out - m_ref), axis=None))
         bad_var = float(np.fmax.reduce(np.abs(v_out - v_ref) / np.maximum(v_ref, 1e-12), axis=None))
         finite = bool(np.isfinite(m_out).all() and np.isfinite(v_out).all())
@@ -162,7 +173,8 @@ def _normalised_rows(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rt
                  + ("" if ok else " (rows before the affine step must have mean 0 and variance 1)"))
 
 
-def _within_range_of_v(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float) -> Check:
+def _within_range_of_v(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                       state: object = None) -> Check:
     """Attention: each output is a convex combination of v's rows, so it lies within v's range per (head, d)."""
     v = x["v"]
     with np.errstate(all="ignore"):
@@ -176,13 +188,19 @@ def _within_range_of_v(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, 
                  f"outputs leave the range of v by {max(below, above):.3g} (a weighted mean of v cannot)")
 
 
-def _sign_of_scale(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float) -> Check:
+def _sign_of_scale(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                   state: object = None) -> Check:
     s = float(params.get("scale", 1.0))
     with np.errstate(all="ignore"):
         worst = float(np.fmax.reduce(-(out * math.copysign(1.0, s)), axis=None)) if out.size else 0.0
     ok = worst <= 0 and not math.isnan(worst)
     return Check("sign_of_scale", ok, "" if ok else f"relu(h) * scale must have the sign of scale ({s:+.3g})")
 
+
+#: What a property needs from the reference, computed once per trial with the facts.
+PREPARE: dict[str, Callable[[np.ndarray, dict, dict], object]] = {
+    "normalised_rows": lambda ref, x, params: _row_moments(ref, params),
+}
 
 PROPERTIES: dict[str, PropertyFn] = {
     "nonnegative": _nonnegative,
@@ -195,25 +213,49 @@ PROPERTIES: dict[str, PropertyFn] = {
 
 # ------------------------------------------------------------------------------------------ centred
 
-def _centred_candidates(ref: np.ndarray, tol: np.ndarray, axis: int, rtol: float) -> tuple[Centred, ...]:
-    """Centred checks along every axis (length > 1) where the plain tolerance at a slice's mean value is
-    looser than the centred tolerance of its deviations would be, in most slices: there, the constant part
-    hides the signal."""
-    out = []
-    typical_tol = float(np.median(tol))
+def _centred_axes(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> list[int]:
+    """The axes (length > 1) where the plain tolerance at a slice's mean value is looser than the centred
+    tolerance of its deviations would be, in most slices (one-pass moments: a decision, not a tolerance)."""
+    axes = []
     with np.errstate(all="ignore"):
+        sq = np.square(ref, dtype=np.float64) if ref.size <= (1 << 16) else np.square(ref.astype(np.float64))
+        if np.ndim(tol) == 0:  # not computed yet (timed outputs): the rows' tolerances from the same squares
+            rms_rows = np.sqrt(sq.mean(axis=axis))
+            tol = _atol_of_scale(rms_rows, float(tol), rtol)
+        typical_tol = float(np.median(tol))
         for a in range(ref.ndim):
             if ref.shape[a] < 2:
                 continue
-            mu = ref.mean(axis=a, keepdims=True, dtype=np.float64).astype(np.float32)
-            dev = ref - mu
+            mu = ref.mean(axis=a, keepdims=True, dtype=np.float64)
+            rms = np.sqrt(np.maximum(sq.mean(axis=a, keepdims=True) - mu * mu, 0.0))
+            plain = typical_tol + rtol * np.abs(mu)
+            if float(np.mean(plain > np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu) + rms)))) > 0.5:
+                axes.append(a)
+    return axes
+
+
+#: The centred decision looks at this many rows of a large output (it is a majority over slices).
+DECIDE_ROWS = 64
+
+
+def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> tuple[Centred, ...]:
+    """Centred checks along every axis where the constant part hides the signal (``_centred_axes``, decided
+    on DECIDE_ROWS rows of a large 2-d output); each check's mean and deviation RMS exact, over all rows."""
+    sample = ref
+    if ref.ndim == 2 and ref.shape[0] > 4 * DECIDE_ROWS:
+        sample = ref[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+        if np.ndim(tol) > 0 and np.shape(tol)[0] == ref.shape[0]:
+            tol = np.asarray(tol)[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+    out = []
+    with np.errstate(all="ignore"):
+        for a in _centred_axes(sample, tol, axis, rtol):
+            mu32 = ref.mean(axis=a, keepdims=True, dtype=np.float64).astype(np.float32)
+            dev = ref - mu32
             np.square(dev, out=dev)
             rms = np.sqrt(dev.mean(axis=a, keepdims=True, dtype=np.float64)).astype(np.float32)
-            plain = typical_tol + rtol * np.abs(mu)
-            centred_tol = np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu) + rms))
-            if float(np.mean(plain > centred_tol)) > 0.5:
-                floor = np.float32(1e-8 * max(float(np.abs(ref).max(initial=0.0)), 1e-30))
-                out.append(Centred(a, mu, np.maximum(centred_tol, floor).astype(np.float32)))
+            centred_tol = np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu32) + rms))
+            floor = np.float32(1e-8 * max(float(np.abs(ref).max(initial=0.0)), 1e-30))
+            out.append(Centred(a, mu32, np.maximum(centred_tol, floor).astype(np.float32)))
     return tuple(out)
 
 
@@ -298,18 +340,22 @@ VISIBLE_ONLY = ("constant removed", "small values zeroed")
 
 def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, Callable[[], np.ndarray]]:
     """The simple answers a trial must rule out (lazily built: each is a full-size array)."""
+    f32 = ref.dtype
+
+    def flat(v: object) -> np.ndarray:  # a read-only broadcast view: no full-size copy to score
+        return np.broadcast_to(np.asarray(v, f32), ref.shape)
+
     p: dict[str, Callable[[], np.ndarray]] = {
-        "zeros": lambda: np.zeros_like(ref),
-        "constant": lambda: np.full_like(ref, ref.mean(dtype=np.float64)),
-        "constant removed": lambda: (ref - ref.mean(dtype=np.float64)).astype(ref.dtype),
+        "zeros": lambda: flat(0),
+        "constant": lambda: flat(ref.mean(dtype=np.float64)),
+        "constant removed": lambda: (ref - ref.mean(dtype=np.float64)).astype(f32),
         "rank-1": lambda: _rank1(ref),
         "half the rows": lambda: _half_rows(ref, axis),
-        "small values zeroed": lambda: np.where(np.abs(ref) < atol / 10, 0, ref).astype(ref.dtype),
+        "small values zeroed": lambda: np.where(np.abs(ref) < atol / 10, 0, ref).astype(f32),
     }
     for a in range(ref.ndim):
         if ref.shape[a] > 1:
-            p[f"mean along axis {a}"] = (lambda a=a: np.broadcast_to(ref.mean(axis=a, keepdims=True, dtype=np.float64),
-                                                                     ref.shape).astype(ref.dtype))
+            p[f"mean along axis {a}"] = (lambda a=a: flat(ref.mean(axis=a, keepdims=True, dtype=np.float64)))
     return p
 
 
@@ -397,9 +443,14 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
     skips the predictor table (timed outputs: the checks are the same, the table is for the log)."""
     t0 = time.perf_counter()
     axis = row_axis(ref.shape, getattr(task, "axis", None))
+    props = tuple(getattr(task, "properties", ()))
+    state = {name: PREPARE[name](ref, x or {}, params or {}) for name in props if name in PREPARE}
+    if not predictors:  # timed outputs: the row tolerances are computed inside compare's own pass
+        centred = _centred_candidates(ref, atol, axis, rtol) if ref.size else ()
+        return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, None, centred, props, (), state,
+                          time.perf_counter() - t0)
     tol = row_atol(ref, atol, rtol, axis)
     centred = _centred_candidates(ref, tol, axis, rtol) if ref.size else ()
-    props = tuple(getattr(task, "properties", ()))
     preds: list[Predictor] = []
     if predictors and ref.size:
         scorer = _Scorer(ref, tol, rtol, centred)
@@ -409,7 +460,7 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
             if name in VISIBLE_ONLY and not failed and not scorer.visible(p):
                 same = True  # nothing it drops is above the tolerance anywhere: not a shortcut on this trial
             preds.append(Predictor(name, "n/a" if same else "ruled out" if failed else "passes", failed))
-    return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds),
+    return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds), state,
                       time.perf_counter() - t0)
 
 
@@ -465,7 +516,7 @@ def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None
         checks.append(_centred_check(out, ref, cen, facts.rtol))
     for name in facts.properties:
         try:
-            checks.append(PROPERTIES[name](out, ref, x or {}, params or {}, facts.rtol))
+            checks.append(PROPERTIES[name](out, ref, x or {}, params or {}, facts.rtol, facts.prop_state.get(name)))
         except Exception as e:  # noqa: BLE001 - a property must never crash the grader
             checks.append(Check(name, False, f"property check raised {type(e).__name__}"))
     failed = [ch for ch in checks if ch.ok is False]
