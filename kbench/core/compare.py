@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
@@ -111,10 +112,20 @@ def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None)
     a = row_axis(ref.shape, axis)
     if ref.size == 0:
         return np.full((1,) * max(ref.ndim, 1), atol, ref.dtype if ref.dtype.kind == "f" else np.float32)
+    dt = ref.dtype if ref.dtype.kind == "f" else np.float32
     with np.errstate(all="ignore"):
-        n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)
-        m = np.sqrt(np.square(ref, dtype=np.float64).sum(axis=a, keepdims=True) / n)
-    return _atol_of_scale(m, atol, rtol).astype(ref.dtype if ref.dtype.kind == "f" else np.float32)
+        if a == ref.ndim - 1 and ref.dtype == np.float32:  # rows along the last axis: BLAS dots, in float32
+            rows = ref.reshape(-1, ref.shape[-1])
+            sq = (rows[:, None, :] @ rows[:, :, None]).reshape(rows.shape[0]).astype(np.float64)
+            if not float(np.abs(ref).min()) > 0:
+                sq /= np.maximum(np.count_nonzero(rows, axis=1), 1)
+            else:
+                sq /= rows.shape[1]
+            m = np.sqrt(sq).reshape(ref.shape[:-1] + (1,))
+        else:
+            n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)
+            m = np.sqrt(np.square(ref, dtype=np.float64).sum(axis=a, keepdims=True) / n)
+    return _atol_of_scale(m, atol, rtol).astype(dt)
 
 
 def _atol_of_scale(rms: np.ndarray, atol: float, rtol: float) -> np.ndarray:
@@ -279,42 +290,65 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     if passed:
         msg = f"max abs err {max_abs:.2g}" + (" (degenerate: scale-aware)" if degenerate else "")
         return Comparison(True, msg, max_abs, max_rel, degenerate, _passed_checks(msg))
-    return _judge_failure(out, ref, rtol, tol if tol is not None else row_atol(ref, atol, rtol, a), atol)
+    return _judge_failure(out, ref, rtol, (lambda: tol) if tol is not None else (lambda: row_atol(ref, atol, rtol, a)), atol)
 
 
 def _passed_checks(detail: str) -> tuple[Check, ...]:
     return tuple(Check(n, True) for n in EXACT_CHECKS + ("finite",)) + (Check("close", True, detail),)
 
 
-def _judge_failure(out: np.ndarray, ref: np.ndarray, rtol: float, tol: np.ndarray, atol: float) -> Comparison:
-    """The exact, whole-array judgement with its message: run only when the fast scan did not pass."""
-    finite_check = Check("finite", True)
-    finite = np.isfinite(out)
-    bad = None if finite.all() else ~finite & np.isfinite(ref)
-    if bad is not None and bad.any():
-        i = int(np.argmax(bad))
-        kind = "NaN" if np.isnan(out.flat[i]) else "inf"
-        msg = f"{kind} at {_where(i, ref.shape)} ({int(bad.sum())} non-finite)"
-        checks = tuple(Check(n, True) for n in EXACT_CHECKS) + (Check("finite", False, msg), Check("close", False, msg))
-        return Comparison(False, msg, float("inf"), float("inf"), bool(tol.min() < atol * (1 - 1e-6)), checks)
-    abs_ref = np.abs(ref)
+def _failure_scan(out: np.ndarray, ref: np.ndarray, rtol: float, tol: np.ndarray) -> tuple[int, int, float, float]:
+    """(elements out of tolerance, flat index of the worst of them, max abs err, max rel err), in row blocks
+    (no full-size temporaries: a wrong output costs about what a right one does)."""
+    R, L, _ = _as_rows(ref, ref.ndim - 1)
+    a2, b2 = out.reshape(R, L), ref.reshape(R, L)
+    full = np.broadcast_to(tol, ref.shape).reshape(R, L) if np.ndim(tol) else None
+    step = max(1, BLOCK // max(L, 1))
+    n_over, best_i, best_v, max_abs, max_rel = 0, 0, -1.0, 0.0, 0.0
     with np.errstate(all="ignore"):
-        diff = np.subtract(out, ref)
-        np.abs(diff, out=diff)
-        np.copyto(diff, np.inf, where=np.isnan(diff))
-        limit = np.multiply(abs_ref, rtol)
-        limit += tol
-        over = diff > limit * (1 - 1e-5)
-        n_over = int(np.count_nonzero(over))
-        i = int(np.argmax(np.where(over, diff, -1.0))) if n_over else 0
-        max_abs = float(diff.max(initial=0.0))
-        np.maximum(abs_ref, np.finfo(ref.dtype).tiny, out=abs_ref)
-        max_rel = float(np.divide(diff, abs_ref, out=limit).max(initial=0.0))
+        for s in range(0, R, step):
+            e = min(R, s + step) - s
+            d = np.abs(a2[s:s + e] - b2[s:s + e])
+            np.copyto(d, np.inf, where=np.isnan(d))
+            m = np.abs(b2[s:s + e])
+            lim = m * np.float32(rtol)
+            lim += full[s:s + e] if full is not None else np.float32(tol)
+            lim *= np.float32(1 - 1e-5)
+            over = d > lim
+            k = int(np.count_nonzero(over))
+            if k:
+                n_over += k
+                w = np.where(over, d, -1.0)
+                j = int(np.argmax(w))
+                if float(w.flat[j]) > best_v:
+                    best_v, best_i = float(w.flat[j]), s * L + j
+            max_abs = max(max_abs, float(d.max()))
+            max_rel = max(max_rel, float(np.fmax.reduce(np.divide(d, m, out=m), axis=None)))
+    return n_over, best_i, max_abs, max_rel
+
+
+def _judge_failure(out: np.ndarray, ref: np.ndarray, rtol: float, tol_of: "Callable[[], np.ndarray]",
+                   atol: float) -> Comparison:
+    """The exact, whole-array judgement with its message: run only when the fast scan did not pass. The row
+    tolerances are asked only once the output is known finite (a NaN output needs none)."""
+    finite_check = Check("finite", True)
+    with np.errstate(all="ignore"):
+        nonfinite = ~np.isfinite(out)
+        if nonfinite.any():
+            np.logical_and(nonfinite, np.isfinite(ref), out=nonfinite)
+    if nonfinite.any():
+        i = int(np.argmax(nonfinite))
+        kind = "NaN" if np.isnan(out.flat[i]) else "inf"
+        msg = f"{kind} at {_where(i, ref.shape)} ({int(np.count_nonzero(nonfinite))} non-finite)"
+        checks = tuple(Check(n, True) for n in EXACT_CHECKS) + (Check("finite", False, msg), Check("close", False, msg))
+        return Comparison(False, msg, float("inf"), float("inf"), False, checks)
+    tol = tol_of()
+    n_over, i, max_abs, max_rel = _failure_scan(out, ref, rtol, tol)
     degenerate = bool(tol.min() < atol * (1 - 1e-6))
     if n_over:
         t_here = float(np.broadcast_to(tol, ref.shape).flat[i])
         note = f" (degenerate output scale: tolerance {t_here:.2g})" if t_here < atol * (1 - 1e-6) else ""
-        msg = (f"max abs err {float(diff.flat[i]):.3g} at {_where(i, ref.shape)}, "
+        msg = (f"max abs err {float(abs(float(out.flat[i]) - float(ref.flat[i]))):.3g} at {_where(i, ref.shape)}, "
                f"{n_over} of {ref.size} elements out of tolerance{note}")
         checks = tuple(Check(n, True) for n in EXACT_CHECKS) + (finite_check, Check("close", False, msg))
         return Comparison(False, msg, max_abs, max_rel, degenerate, checks)
