@@ -136,7 +136,8 @@ def result_from_dict(d: dict[str, Any]) -> Result:
         timing = Timing(**{**_fields(Timing, t), "speedup_ci": tuple(t["speedup_ci"]),
                            "ref_samples": list(t.get("ref_samples") or []),
                            "cand_samples": list(t.get("cand_samples") or [])})
-    trials = [Trial(**_fields(Trial, x)) for x in d.get("trials") or []]
+    trials = [Trial(**{**_fields(Trial, x), "checks": tuple(tuple(c) for c in x.get("checks") or ())})
+              for x in d.get("trials") or []]
     extra: dict[str, Any] = {}
     if "isolation" in _RESULT_FIELDS:  # the sandbox's confinement layers, once results record them
         extra["isolation"] = tuple(d.get("isolation") or ())

@@ -35,7 +35,7 @@ from kbench import HARDENED, NAIVE, Grader
 from kbench.grading import static_gate
 from kbench.core.modes import Mode
 from tests.attack_sources import bad_parts, graded_source
-from tests.sandbox_probe import harness as test_harness
+from tests.sandbox_probe import harness as worker_harness
 
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader
@@ -215,7 +215,7 @@ def test_hardened_verdict(file, task, naive, hard, why):
             ("hardened, gate and audit hook off", _mode(HARDENED, file, gate=False), off, "no_audit"),
             ("hardened, native harness", _mode(HARDENED, file, gate=False), NATIVE.get(file, off), "native")]
     for label, mode, want, harness in runs:
-        with test_harness(harness):
+        with worker_harness(harness):
             r, elapsed = _hardened(task, src, mode, file)
         assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
         _check(r, want, elapsed, mode, f"{label} {file}")

@@ -6,8 +6,9 @@ controls), R resources, G static-gate evasions. They try to kill, hang or bloat 
 them, so each evaluation runs in a fresh subprocess (``adversarial/os/_runner.py``) and this test only
 reads what it printed and how it ended.
 
-Each attack runs three times: naive, hardened, and hardened with the static gate off (the OS layers must
-stop it on their own). Whatever the mode, the user's machine and the grading process are protected:
+Each attack runs four times: naive, hardened, hardened with the static gate and the worker's audit hook
+off (the OS layers and the grader must stop it on their own), and in the native harness (gate and audit
+hook off, ``ctypes`` and raw syscalls in the candidate's namespace). Whatever the mode, the user's machine and the grading process are protected:
   * the grading process exits normally, within the evaluation's time-out plus a margin, still able to
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
@@ -49,7 +50,8 @@ FAST = 1.3
 MAX_RSS_MB = 1024
 MARGIN_S = 20.0  # start-up, the reference re-check and a loaded machine, beyond the evaluation's own time-out
 MARKERS = ["/tmp/kbench_adv_*", "/var/tmp/kbench_adv_*", "/dev/shm/kbench_adv_*"]
-RUNS = ("naive", "hardened", "gate-off")
+#: gate-off also runs without the worker's audit hook; native adds ctypes and raw syscalls to the candidate's hands.
+RUNS = ("naive", "hardened", "gate-off", "native")
 
 GELU = "L1_gelu"
 ESCAPE, GATE, REPLY, RESOURCE = "sandbox escape", "static gate", "grader trusts the worker", "resources"
@@ -117,7 +119,8 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     """Grade ``attack`` in a fresh grading process; (result or None, process or None, canary, time limit)."""
     mode = "naive" if run == "naive" else "hardened"
     replace = dict(attack.limits)
-    gate = run != "gate-off"
+    gate = run not in ("gate-off", "native")
+    harness = {"gate-off": "no_audit", "native": "native"}.get(run)
     canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
     env = {**os.environ, "KBENCH_DATA_DIR": str(tmp / "data"), "KBENCH_ADV_CANARY": canary}
     # The grading process is a script in the user's project directory, next to the project's secrets, run
@@ -130,7 +133,7 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     graded = tmp / attack.file
     graded.write_text(attack.source(), encoding="utf-8")
     spec = {"file": str(graded), "task": attack.task, "mode": mode, "name": attack.file,
-            "replace": replace, "gate": gate}
+            "replace": replace, "gate": gate, "harness": harness}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
     try:
         proc = subprocess.run([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,

@@ -50,6 +50,9 @@ class Trial:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     degenerate: bool = False
+    #: Every check's outcome on this trial, (name, True/False, or None when it did not run), not only the
+    #: first failure: a view without one check can be derived from the run.
+    checks: tuple[tuple[str, bool | None], ...] = ()
 
 
 @dataclass(kw_only=True)

@@ -16,7 +16,7 @@ core of a 2-core machine.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -45,9 +45,42 @@ class Task:
     bytes: float  # what the reference moves (each temporary written once, read once)
     min_flops: float  # the least arithmetic any correct kernel needs
     min_bytes: float  # read every input once, write the output once (params excluded: init may reshape them)
+    # Judging (``kbench.core.judging``): the natural axis rows run along (per-row tolerances, the "row" of
+    # the predictors and the input structure), and the property checks the task's math gives cheaply.
+    axis: int = -1
+    properties: tuple[str, ...] = ()
+    # What the grader's trial inputs mix into each named distribution (``kbench.core.structured``).
+    structure: str = "rows"
+
+    # True on the grader's copy (``for_trials``): make_inputs draws the structured trial inputs.
+    trial_structure: bool = field(default=False, repr=False, compare=False)
 
     def make_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
+        """Fresh inputs drawn from the named distribution (the plain i.i.d. draw the lecture uses; on the
+        grader's copy of the task, ``for_trials()``, the structured trial inputs)."""
+        if self.trial_structure:
+            return self.trial_inputs(rng, dist)
         return {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()}
+
+    def trial_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
+        """The hardened grader's trial inputs: the named distribution with the structure real inputs have
+        mixed into a random share of the rows (``kbench.core.structured``; its docstring lists what)."""
+        from kbench.core import structured
+
+        x = {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()}
+        for k, v in x.items():
+            structured.structure_input(rng, self.structure, dist, k, v)
+        return x
+
+    def for_trials(self) -> "Task":
+        """This task as the grader's trials see it: the same task whose ``make_inputs`` draws
+        ``trial_inputs`` (so a grader that calls ``make_inputs`` needs no other change)."""
+        t = _TRIAL_TASKS.get(self.name)
+        if t is None or t._base is not self:
+            t = replace(self, trial_structure=True)
+            object.__setattr__(t, "_base", self)
+            _TRIAL_TASKS[self.name] = t
+        return t
 
     def make_params(self, rng: np.random.Generator, randomize: bool = False, draw: int = 0) -> Params:
         """Default-init parameters, or random draws.
@@ -62,6 +95,9 @@ class Task:
         ns = base_namespace()
         exec(compile(self.ref_src, f"<reference {self.name}>", "exec"), ns)  # noqa: S102 - our own source
         return ns["forward"]
+
+
+_TRIAL_TASKS: dict[str, "Task"] = {}
 
 
 def _no_params(rng: np.random.Generator, randomize: bool, draw: int) -> Params:
@@ -195,7 +231,8 @@ B4 = 4  # bytes per float32
 
 
 def _gemm_epilogue(name: str, description: str, src: str, b: int, k: int, n: int, *, scale: bool,
-                   flops_per_out: float, min_flops_per_out: float, floats_per_out: int) -> Task:
+                   flops_per_out: float, min_flops_per_out: float, floats_per_out: int,
+                   properties: tuple[str, ...] = ()) -> Task:
     """x (b, k) @ W (k, n) + bias, then an elementwise epilogue: the reference's cost is the GEMM plus
     ``flops_per_out`` and ``floats_per_out`` (its temporaries' traffic) per output element; the floor is the
     GEMM, the epilogue's necessary flops, and reading x and writing the output once."""
@@ -203,7 +240,7 @@ def _gemm_epilogue(name: str, description: str, src: str, b: int, k: int, n: int
                 flops=2.0 * b * k * n + flops_per_out * b * n,
                 bytes=B4 * (b * k + k * n + n + floats_per_out * b * n),
                 min_flops=2.0 * b * k * n + min_flops_per_out * b * n,
-                min_bytes=B4 * (b * k + b * n))
+                min_bytes=B4 * (b * k + b * n), properties=properties, structure="gemm")
 
 
 def _build() -> tuple[Task, ...]:
@@ -219,28 +256,30 @@ def _build() -> tuple[Task, ...]:
         Task("L1_diag_matmul", 1, "Scale the rows of B by a: the reference builds diag(a) and runs a dense GEMM.",
              DIAG_SRC, {"a": (N,), "B": (N, N)}, (N, N), _no_params,
              flops=2.0 * N**3, bytes=B4 * (N + 4 * N * N),
-             min_flops=float(N * N), min_bytes=B4 * (N + 2 * N * N)),
+             min_flops=float(N * N), min_bytes=B4 * (N + 2 * N * N), structure="diag"),
         Task("L1_softmax", 1, "Softmax over the last axis of a (2048, 1024) matrix.",
              SOFTMAX_SRC, {"x": (R, C)}, (R, C), _no_params,
              flops=5.0 * R * C, bytes=B4 * R * C * 8,
-             min_flops=4.0 * R * C, min_bytes=B4 * 2 * R * C),
+             min_flops=4.0 * R * C, min_bytes=B4 * 2 * R * C,
+             properties=("nonnegative", "rows_sum_to_one"), structure="softmax"),
         Task("L1_layernorm", 1, "Layer norm over the last axis with gamma, beta and eps = 1e-5.",
              LAYERNORM_SRC, {"x": (LN_R, LN_C)}, (LN_R, LN_C), _layernorm_params,
              flops=9.0 * LN_R * LN_C, bytes=B4 * LN_R * LN_C * 14,
-             min_flops=7.0 * LN_R * LN_C, min_bytes=B4 * 2 * LN_R * LN_C),
+             min_flops=7.0 * LN_R * LN_C, min_bytes=B4 * 2 * LN_R * LN_C,
+             properties=("normalised_rows",), structure="layernorm"),
         Task("L1_gelu", 1, "Tanh-approximation GELU, elementwise, written with x**3.",
              GELU_SRC, {"x": (GR, GC)}, (GR, GC), _no_params,
              flops=9.0 * GR * GC, bytes=B4 * GR * GC * 14,
-             min_flops=8.0 * GR * GC, min_bytes=B4 * 2 * GR * GC),
+             min_flops=8.0 * GR * GC, min_bytes=B4 * 2 * GR * GC, structure="gelu"),
         Task("L2_matmul_sum", 2, "Matmul followed by a sum over output features: (x @ W).sum(1).",
              MATMUL_SUM_SRC, {"x": (MS_B, MS_K)}, (MS_B, 1), _gemm_params(MS_K, MS_N, False, False),
              flops=2.0 * MS_B * MS_K * MS_N + MS_B * MS_N,
              bytes=B4 * (MS_B * MS_K + MS_K * MS_N + 2 * MS_B * MS_N + MS_B),
              min_flops=float(2 * MS_B * MS_K),  # init may pre-sum W's rows (untimed)
-             min_bytes=B4 * (MS_B * MS_K + MS_B)),
+             min_bytes=B4 * (MS_B * MS_K + MS_B), axis=0, structure="gemm"),
         _gemm_epilogue("L2_gemm_relu_scale", "GEMM + bias, ReLU, then multiply by a scalar scale.",
                        GEMM_RELU_SCALE_SRC, RS_B, RS_K, RS_N, scale=True,
-                       flops_per_out=3.0, min_flops_per_out=2.0, floats_per_out=6),
+                       flops_per_out=3.0, min_flops_per_out=2.0, floats_per_out=6, properties=("sign_of_scale",)),
         _gemm_epilogue("L2_gemm_bias_gelu", "GEMM + bias followed by the L1 tanh GELU (x**3 form).",
                        GEMM_BIAS_GELU_SRC, BG_B, BG_K, BG_N, scale=False,
                        flops_per_out=10.0, min_flops_per_out=8.0, floats_per_out=16),
@@ -249,13 +288,13 @@ def _build() -> tuple[Task, ...]:
              flops=6.0 * T * D * H + 5.0 * T * H,
              bytes=B4 * (T * D + 3 * D * H + 10 * T * H + T * D),
              min_flops=6.0 * T * D * H + 4.0 * T * H,
-             min_bytes=B4 * (2 * T * D)),
+             min_bytes=B4 * (2 * T * D), structure="gemm"),
         Task("L3_attention", 3, "Scaled dot-product attention over 8 heads of 512 tokens, d = 64.",
              ATTENTION_SRC, {"q": (AH, AS, AD), "k": (AH, AS, AD), "v": (AH, AS, AD)}, (AH, AS, AD), _no_params,
              flops=4.0 * AH * AS * AS * AD + 5.0 * AH * AS * AS,
              bytes=B4 * (3 * AH * AS * AD + 10 * AH * AS * AS + AH * AS * AD),
              min_flops=4.0 * AH * AS * AS * AD + 4.0 * AH * AS * AS,
-             min_bytes=B4 * 4 * AH * AS * AD),
+             min_bytes=B4 * 4 * AH * AS * AD, properties=("within_range_of_v",), structure="attention"),
     )
 
 

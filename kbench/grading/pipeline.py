@@ -20,9 +20,10 @@ from typing import Any, Callable, ContextManager
 
 import numpy as np
 
+from kbench.core import judging, parallel
 from kbench.core import modes as modes_mod
 from kbench.core import tasks as tasks_mod
-from kbench.core.compare import Comparison, compare, recheck_against_exact
+from kbench.core.compare import Comparison, compare
 from kbench.core.library import MAX_SOURCE_BYTES
 from kbench.core.modes import Mode
 from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
@@ -353,7 +354,7 @@ class NaiveRun(_Run):
         for i, dist, kind, draw in plan:
             self.check_cancel()
             pset_id, pset = self.g.params(self.task, kind, draw)[0], self.trial_label(kind, draw)
-            specs = self.st.stage(self.task, TRIAL_SLOT, self.g.inputs(self.task, i, dist))
+            specs = self.st.stage(self.task, TRIAL_SLOT, self.g.inputs(self.task, i, dist, structured=False))
             alloc = "pool" if self.mode.has("nan_alloc") else "cache"
             reply = self.ask(P.NaiveTrial(pset_id, specs, self.mode.atol, self.mode.rtol, alloc))
             msg = reply.raised if isinstance(reply, P.NaiveTrialDone) else P.error_of(reply)
@@ -371,7 +372,7 @@ class NaiveRun(_Run):
         tp = self.mode.timing
         assert tp is not None
         pset_id = self.g.params(self.task, "default", -1)[0]
-        specs = self.st.stage(self.task, TIMING_SLOT, self.g.inputs(self.task, 10_000, "normal"))
+        specs = self.st.stage(self.task, TIMING_SLOT, self.g.inputs(self.task, 10_000, "normal", structured=False))
         self.emit("timing", blocked.describe(tp))
         reply = self.ask(P.NaiveTime(pset_id, specs, tp.warmup, tp.min_runs, tp.max_runs,
                                      min(tp.budget_s, self.remaining())))
@@ -438,7 +439,8 @@ class HardenedRun(_Run):
             self.scratch.refill(k.reply.alloc_used)
         return k
 
-    def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict) -> Comparison:
+    def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict,
+              facts: judging.TrialFacts | None = None) -> Comparison:
         """A call's reply and the bytes read from the worker, judged here (any failure ends the run)."""
         self.fail_on(k.reply, step, f"{where}: ", in_verdict=False)
         reply = k.reply
@@ -454,7 +456,7 @@ class HardenedRun(_Run):
                 if shape != self.task.out_shape:
                     return Comparison(False, f"shape {shape} != {self.task.out_shape}")
                 return Comparison(False, f"dtype {np.dtype(reply.out_dtype)} != float32")
-        return self.compare(k.output, ref, x, params)  # type: ignore[arg-type]
+        return self.compare(k.output, ref, x, params, facts)  # type: ignore[arg-type]
 
     def _read_any(self, reply: P.Called) -> KernelCall:
         """Without the exact-output defence: whatever the worker returned, up to twice the expected size."""
@@ -467,15 +469,17 @@ class HardenedRun(_Run):
             raise _Verdict("runtime_error", str(e)) from None
         return KernelCall(reply, 0, 0, out)
 
-    def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict) -> Comparison:
-        """The mode's comparison; an output that failed only on tolerance gets the float64 second opinion
-        when the mode asks for it."""
-        exact = self.mode.has("exact_output")
-        c = compare(out, ref, self.mode.atol, self.mode.rtol, exact=exact)
-        if c.ok or not self.mode.has("float64_recheck") or "out of tolerance" not in c.message:
-            return c
-        exact_ref = self.g.exact_reference(self.task, x, params)
-        return recheck_against_exact(out, ref, exact_ref, self.mode.atol, self.mode.rtol, c)
+    def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
+                facts: judging.TrialFacts | None = None) -> Comparison:
+        """The mode's judgement: every check of ``kbench.core.judging`` with the trial's facts (timed outputs get
+        the same checks, without the predictor table); a failure on tolerance checks only gets the float64
+        second opinion when the mode asks for it. Without the exact-output defence: KernelBench's allclose."""
+        if not self.mode.has("exact_output"):
+            return compare(out, ref, self.mode.atol, self.mode.rtol, exact=False)
+        if facts is None:  # a timed output: its reference buffer is reused, so its facts are not cached
+            facts = judging.trial_facts(self.task, ref, x, params, self.mode.atol, self.mode.rtol, predictors=False)
+        exact = (lambda: self.g.exact_reference(self.task, x, params)) if self.mode.has("float64_recheck") else None
+        return judging.judge(out, ref, facts, x, params, exact)
 
     # -- correctness -------------------------------------------------------------------------------
 
@@ -511,16 +515,25 @@ class HardenedRun(_Run):
             pset_id, params = self.g.params(self.task, kind, draw)
             pset = self.trial_label(kind, draw)
             specs = self.st.stage(self.task, TRIAL_SLOT, truth.x)
+            # The trial's facts (checks, predictors) depend only on the trial: computed once per session (the
+            # cached reference array is the key), on another thread while the candidate's call runs.
+            job = parallel.executor().submit(judging.facts_for, self.task, truth.out, truth.x, params,
+                                             self.mode.atol, self.mode.rtol) if self.mode.has("exact_output") else None
             try:
                 k = self.call_candidate(specs, pset_id)
                 if isinstance(k.reply, P.Called):
                     self.kernel_s += k.wall_ns / 1e9
-                c = self.judge(k, truth.out, f"trial {i + 1} ({dist})", "trial", truth.x, params)
+                facts = job.result() if job is not None else None
+                c = self.judge(k, truth.out, f"trial {i + 1} ({dist})", "trial", truth.x, params, facts)
             except _Verdict as v:  # keep the trial that ended the run: views know where it failed
                 self.trials.append(Trial(i, dist, pset, False, v.msg))
                 raise
-            trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate)
+            trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate,
+                          tuple((ch.name, ch.ok) for ch in c.checks))
             self.record_trial(trial, len(plan))
+            if facts is not None:
+                self.emit("trial", f"trial {i + 1} {judging.checks_line(c)}; {facts.summary()}", None, trial=i,
+                          dist=dist, param_set=pset)
             if not trial.ok and first_fail is None:
                 first_fail = trial
         if first_fail is not None:

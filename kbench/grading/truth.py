@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from kbench.core.distributions import sample
 from kbench.core.once import once
 from kbench.core.tasks import Task
 from kbench.grading.lanes import timing_cpu
@@ -117,17 +116,20 @@ class Grader:
             self._params[key] = task.make_params(rng, kind == "random", max(draw, 0))
         return f"{task.name}:{kind}:{draw}", self._params[key]
 
-    def inputs(self, task: Task, trial: int, dist: str) -> dict[str, np.ndarray]:
+    def inputs(self, task: Task, trial: int, dist: str, structured: bool = True) -> dict[str, np.ndarray]:
+        """One trial's inputs from the secret seed: the named distribution with the structure real inputs have
+        mixed into some rows (``Task.trial_inputs``), or plain (``structured=False``: KernelBench's draws)."""
         rng = np.random.default_rng([self.seed, name_key(task.name), 1, trial, name_key(dist)])
-        return task.make_inputs(rng, dist)
+        return task.trial_inputs(rng, dist) if structured else task.make_inputs(rng, dist)
 
     def draw_timing_input(self, task: Task, into: dict[str, np.ndarray]) -> None:
-        """A fresh, independent draw (normal) for one timed pair, written straight into ``into`` (a slot).
-        Each draw has its own seed: nothing a kernel saw before predicts it."""
+        """A fresh, independent draw for one timed pair (normal, with the trials' structure: timed inputs must
+        not be told from checked ones by its absence), written into ``into`` (a slot). Each draw has its own
+        seed: nothing a kernel saw before predicts it."""
         self._timing_draws += 1
         rng = np.random.default_rng([self.seed, name_key(task.name), 3, self._timing_draws])
-        for name, v in into.items():
-            np.copyto(v, sample(rng, "normal", v.shape))
+        for name, v in task.trial_inputs(rng, "normal").items():
+            np.copyto(into[name], v)
 
     # -- staging -------------------------------------------------------------------------------------
 

@@ -1,0 +1,559 @@
+"""Hardened judging of one trial: informative checks, computed once per trial, applied to every output.
+
+A trial's check must be able to tell the reference from trivial answers. What it can tell depends only
+on the trial (its reference output, inputs and params), not on the candidate, so ``trial_facts`` works it
+out once and the grader reuses the facts for every candidate of the session (``facts_for`` caches them
+next to the grader's cached reference outputs, keyed by the reference array itself):
+
+* **row tolerances**: ``compare``'s per-row absolute tolerance along the task's natural axis;
+* **centred checks**: for every axis along which the output's constant part dominates (offset inputs:
+  outputs near 1000 where the part that depends on the inputs' deviations is O(1), so ``rtol * |ref|``
+  allows ±10), the output's deviation from its own mean along that axis is judged against a tolerance
+  relative to its spread (``CENTRED_TOL`` of the slice's RMS deviation, plus rtol of the deviation);
+* **property checks** the task's math gives cheaply (softmax rows are non-negative and sum to 1, layer
+  norm rows have mean 0 and variance 1 before the affine step, attention outputs lie in the range of v,
+  a ReLU scaled by s has the sign of s);
+* **predictors**: what simple answers score under those checks — zeros, a constant, the mean along each
+  axis, a rank-1 approximation, the output with its constant part removed, half the rows copied from
+  their neighbours (the reference computed on a subsample), small values zeroed by an absolute threshold.
+  Each must fail (``ruled out``); one that equals the reference to within 1 % of the tolerance is
+  ``n/a`` (it is the answer, not a shortcut: a layer norm whose constant part is already 0). The step
+  log says which a trial rules out; ``TrialFacts.predictors`` is that as data.
+
+``judge`` then runs every check on an output and records every outcome (``Comparison.checks``): the
+exact checks and closeness (``compare``), the centred checks, the properties. A failure on tolerance
+checks only gets the float64 second opinion when the caller passes ``exact`` (a function returning the
+float64 reference, asked only then).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Literal
+
+import numpy as np
+
+from kbench.core.compare import (FLOAT32_NOISE_FACTOR, Check, Comparison, _atol_of_scale, compare, reference_noise,
+                                 row_atol, row_axis)
+
+#: Centred tolerance: this fraction of the slice's RMS deviation from its mean. A half: a shortcut that
+#: gets the constant part right and the deviations wrong is off by about one spread; an honest float16
+#: GELU on offset inputs (values near 1000 rounded to 0.5) is off by at most a quarter.
+CENTRED_TOL = 0.5
+#: ... and never below this fraction of the slice's magnitude (float32 rounding of a near-constant slice).
+CENTRED_FLOOR = 1e-4
+#: Property tolerances, relative: row sums of a softmax within 1e-3 of 1 (an honest float32 kernel is at
+#: ~1e-6; dropping 0.1 % of the mass is not rounding).
+SUM_TOL = 1e-3
+#: A predictor that stays within this fraction of the tolerance everywhere *is* the reference ("n/a").
+SAME_AS_REF = 0.01
+
+Outcome = Literal["ruled out", "n/a", "passes"]
+
+
+@dataclass(frozen=True)
+class Centred:
+    """One centred check: deviations from the mean along ``axis`` (keepdims arrays, float32)."""
+
+    axis: int
+    mean: np.ndarray = field(repr=False)  # ref's mean along axis
+    tol: np.ndarray = field(repr=False)  # the slice's absolute tolerance for its deviations
+
+    @property
+    def name(self) -> str:
+        return f"centred:axis{self.axis}"
+
+
+@dataclass(frozen=True)
+class Predictor:
+    name: str
+    outcome: Outcome
+    caught_by: tuple[str, ...] = ()  # the checks it fails
+
+
+@dataclass(frozen=True)
+class TrialFacts:
+    """What one trial's checks are; computed once per trial (``trial_facts``), reused for every output."""
+
+    task: str
+    axis: int  # the natural axis: rows run along it
+    atol: float
+    rtol: float
+    tol: np.ndarray | None = field(repr=False)  # per-row absolute tolerance (keepdims along ``axis``); None:
+    # computed inside compare's pass (timed outputs, whose facts serve one output)
+    centred: tuple[Centred, ...] = ()
+    properties: tuple[str, ...] = ()
+    predictors: tuple[Predictor, ...] = ()
+    prop_state: dict = field(default_factory=dict, repr=False)  # PREPARE's results
+    cost_s: float = 0.0  # what computing these facts took (once per trial)
+
+    def ruled_out(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.predictors if p.outcome == "ruled out")
+
+    def not_ruled_out(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.predictors if p.outcome == "passes")
+
+    def summary(self) -> str:
+        """One line for the step log: what this trial's checks rule out."""
+        parts = [f"rules out {', '.join(self.ruled_out()) or 'nothing'}"]
+        na = [p.name for p in self.predictors if p.outcome == "n/a"]
+        if na:
+            parts.append(f"n/a (no shortcut here): {', '.join(na)}")
+        bad = self.not_ruled_out()
+        if bad:
+            parts.append(f"does NOT rule out {', '.join(bad)}")
+        if self.centred:
+            parts.append("centred along axis " + ", ".join(str(c.axis) for c in self.centred))
+        if self.properties:
+            parts.append("properties: " + ", ".join(self.properties))
+        return "; ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+PropertyFn = Callable[..., Check]  # (out, ref, x, params, rtol, state) -> Check
+
+
+def _nonnegative(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                 state: object = None) -> Check:
+    lo = float(out.min()) if out.size else 0.0
+    ok = lo >= 0  # -0.0 counts as 0; NaN fails (and is reported by the finite check)
+    return Check("nonnegative", ok, "" if ok else f"a probability of {lo:.3g}")
+
+
+def _rows_sum_to_one(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                     state: object = None) -> Check:
+    with np.errstate(all="ignore"):
+        s = np.add.reduce(out, axis=-1, dtype=np.float64)
+        dev = np.abs(s - 1.0)
+        worst = float(np.fmax.reduce(dev, axis=None)) if dev.size else 0.0
+        nan = not np.isfinite(s).all()
+    ok = not nan and worst <= SUM_TOL
+    if ok:
+        return Check("rows_sum_to_one", True, f"worst |sum - 1| {worst:.2g}")
+    i = int(np.argmax(np.where(np.isfinite(dev), dev, np.inf)))
+    where = np.unravel_index(i, s.shape)
+    return Check("rows_sum_to_one", False, f"row {list(map(int, where))} sums to {float(s.flat[i]):.6g}, not 1")
+
+
+def _row_moments(y: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Row mean and variance of z = (y - beta) / gamma over the features where |gamma| >= 0.25 (float32
+    passes, sums by BLAS matrix-vector products with the feature mask)."""
+    gamma = np.asarray(params.get("gamma", 1.0), np.float32)
+    beta = np.asarray(params.get("beta", 0.0), np.float32)
+    z = np.subtract(y, beta, dtype=np.float32)
+    z /= gamma
+    keep = (np.abs(np.broadcast_to(gamma, y.shape[-1:])) >= 0.25).astype(np.float32)
+    n = max(float(keep.sum()), 1.0)
+    mean = (z @ keep).astype(np.float64) / n
+    np.square(z, out=z)
+    var = (z @ keep).astype(np.float64) / n - mean * mean
+    return mean, var
+
+
+def _normalised_rows(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                     state: object = None) -> Check:
+    """Layer norm: z = (out - beta) / gamma has, in every row, the mean and variance the normalised input
+    has (0 and var/(var + eps), over all features). Features where |gamma| < 0.25 are left out (dividing by
+    a small gamma amplifies the closeness rule's allowance); then the row moments of the candidate's z are
+    compared with the reference's z over the same features (still 0 and ~1 when none is left out). The
+    reference's moments are part of the trial's facts (``state``)."""
+    with np.errstate(all="ignore"):
+        m_out, v_out = _row_moments(out, params)
+        m_ref, v_ref = state if state is not None else _row_moments(ref, params)  # type: ignore[misc]
+        bad_mean = float(np.fmax.reduce(np.abs(m_out - m_ref), axis=None))
+        bad_var = float(np.fmax.reduce(np.abs(v_out - v_ref) / np.maximum(v_ref, 1e-12), axis=None))
+        finite = bool(np.isfinite(m_out).all() and np.isfinite(v_out).all())
+    ok = finite and bad_mean <= rtol and bad_var <= 2 * rtol
+    return Check("normalised_rows", ok, f"worst row mean off by {bad_mean:.2g}, row variance by {bad_var:.2g}"
+                 + ("" if ok else " (rows before the affine step must have mean 0 and variance 1)"))
+
+
+def _within_range_of_v(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                       state: object = None) -> Check:
+    """Attention: each output is a convex combination of v's rows, so it lies within v's range per (head, d)."""
+    v = x["v"]
+    with np.errstate(all="ignore"):
+        lo, hi = v.min(axis=-2, keepdims=True), v.max(axis=-2, keepdims=True)
+        slack = rtol * (hi - lo) + 1e-6 * np.maximum(np.abs(lo), np.abs(hi))
+        below = float(np.fmax.reduce((lo - slack - out), axis=None))
+        above = float(np.fmax.reduce((out - hi - slack), axis=None))
+        finite = bool(np.isfinite(out).all())
+    ok = finite and below <= 0 and above <= 0
+    return Check("within_range_of_v", ok, "" if ok else
+                 f"outputs leave the range of v by {max(below, above):.3g} (a weighted mean of v cannot)")
+
+
+def _sign_of_scale(out: np.ndarray, ref: np.ndarray, x: dict, params: dict, rtol: float,
+                   state: object = None) -> Check:
+    s = float(params.get("scale", 1.0))
+    with np.errstate(all="ignore"):
+        worst = float(np.fmax.reduce(-(out * math.copysign(1.0, s)), axis=None)) if out.size else 0.0
+    ok = worst <= 0 and not math.isnan(worst)
+    return Check("sign_of_scale", ok, "" if ok else f"relu(h) * scale must have the sign of scale ({s:+.3g})")
+
+
+#: What a property needs from the reference, computed once per trial with the facts.
+PREPARE: dict[str, Callable[[np.ndarray, dict, dict], object]] = {
+    "normalised_rows": lambda ref, x, params: _row_moments(ref, params),
+}
+
+PROPERTIES: dict[str, PropertyFn] = {
+    "nonnegative": _nonnegative,
+    "rows_sum_to_one": _rows_sum_to_one,
+    "normalised_rows": _normalised_rows,
+    "within_range_of_v": _within_range_of_v,
+    "sign_of_scale": _sign_of_scale,
+}
+
+
+# ------------------------------------------------------------------------------------------ centred
+
+def _centred_axes(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> list[int]:
+    """The axes (length > 1) where the plain tolerance at a slice's mean value is looser than the centred
+    tolerance of its deviations would be, in most slices (one-pass moments: a decision, not a tolerance)."""
+    axes = []
+    with np.errstate(all="ignore"):
+        sq = np.square(ref, dtype=np.float64) if ref.size <= (1 << 16) else np.square(ref.astype(np.float64))
+        if np.ndim(tol) == 0:  # not computed yet (timed outputs): the rows' tolerances from the same squares
+            rms_rows = np.sqrt(sq.mean(axis=axis))
+            tol = _atol_of_scale(rms_rows, float(tol), rtol)
+        typical_tol = float(np.median(tol))
+        for a in range(ref.ndim):
+            if ref.shape[a] < 2:
+                continue
+            mu = ref.mean(axis=a, keepdims=True, dtype=np.float64)
+            rms = np.sqrt(np.maximum(sq.mean(axis=a, keepdims=True) - mu * mu, 0.0))
+            plain = typical_tol + rtol * np.abs(mu)
+            if float(np.mean(plain > np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu) + rms)))) > 0.5:
+                axes.append(a)
+    return axes
+
+
+#: The centred decision looks at this many rows of a large output (it is a majority over slices).
+DECIDE_ROWS = 64
+
+
+def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> tuple[Centred, ...]:
+    """Centred checks along every axis where the constant part hides the signal (``_centred_axes``, decided
+    on DECIDE_ROWS rows of a large 2-d output); each check's mean and deviation RMS exact, over all rows."""
+    sample = ref
+    if ref.ndim == 2 and ref.shape[0] > 4 * DECIDE_ROWS:
+        sample = ref[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+        if np.ndim(tol) > 0 and np.shape(tol)[0] == ref.shape[0]:
+            tol = np.asarray(tol)[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+    out = []
+    with np.errstate(all="ignore"):
+        for a in _centred_axes(sample, tol, axis, rtol):
+            mu32 = ref.mean(axis=a, keepdims=True, dtype=np.float64).astype(np.float32)
+            dev = ref - mu32
+            np.square(dev, out=dev)
+            rms = np.sqrt(dev.mean(axis=a, keepdims=True, dtype=np.float64)).astype(np.float32)
+            centred_tol = np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu32) + rms))
+            floor = np.float32(1e-8 * max(float(np.abs(ref).max(initial=0.0)), 1e-30))
+            out.append(Centred(a, mu32, np.maximum(centred_tol, floor).astype(np.float32)))
+    return tuple(out)
+
+
+def _centred_errors(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> tuple[np.ndarray, np.ndarray]:
+    """(|deviation of out - deviation of ref|, its limit), float32, means in float64."""
+    mu_o = out.mean(axis=cen.axis, keepdims=True, dtype=np.float64)
+    shift = (mu_o - cen.mean).astype(np.float32)
+    err = np.subtract(out, ref, dtype=np.float32)
+    err -= shift
+    np.abs(err, out=err)
+    limit = np.subtract(ref, cen.mean)
+    np.abs(limit, out=limit)
+    limit *= np.float32(rtol)
+    limit += cen.tol
+    return err, limit
+
+
+def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
+                   exact64: np.ndarray | None = None, noise: np.ndarray | None = None,
+                   words: bool = True) -> Check:
+    """|(out - mean(out)) - (ref - mean(ref))| <= tol + rtol*|ref - mean(ref)| along ``cen.axis``; against
+    the float64 answer (with the reference's rounding as slack) when ``exact64`` is given."""
+    with np.errstate(all="ignore"):
+        if exact64 is None:
+            err, limit = _centred_errors(out, ref, cen, rtol)
+        else:
+            mu_b = exact64.mean(axis=cen.axis, keepdims=True)
+            err = np.abs((out - exact64) - (out.mean(axis=cen.axis, keepdims=True, dtype=np.float64) - mu_b))
+            limit = cen.tol + rtol * np.abs(exact64 - mu_b)
+            if noise is not None:
+                limit = limit + 2 * FLOAT32_NOISE_FACTOR * noise  # a deviation carries two roundings
+        if bool((err <= limit).all()):
+            return Check(cen.name, True, "second opinion: within float32 rounding of the float64 answer"
+                         if exact64 is not None else "")
+        if not words:
+            return Check(cen.name, False)
+        over = ~(err <= limit)
+        n_over = int(np.count_nonzero(over))
+        err = np.where(np.isnan(err), np.inf, err)
+        i = int(np.argmax(np.where(over, err, -1.0)))
+    where = "[" + ", ".join(str(int(k)) for k in np.unravel_index(i, ref.shape)) + "]"
+    t = float(np.broadcast_to(cen.tol, ref.shape).flat[i])
+    return Check(cen.name, False, f"deviation from the mean along axis {cen.axis} off by "
+                                  f"{float(err.flat[i]):.3g} at {where}, {n_over} of "
+                                  f"{ref.size} elements beyond {t:.2g} (the constant part alone does not count)")
+
+
+# ------------------------------------------------------------------------------------------ predictors
+
+def _rank1(ref: np.ndarray) -> np.ndarray:
+    """The best rank-1 approximation of each matrix (last two axes), by a few power iterations (float32
+    BLAS: the predictor needs to be close to optimal, not exact)."""
+    m = ref.reshape((-1,) + ref.shape[-2:]) if ref.ndim >= 2 else ref[None, :, None]
+    if m.shape[0] == 1:
+        m = m[0]  # one matrix: plain BLAS matrix-vector products
+    v = np.ones(m.shape[:-2] + (m.shape[-1], 1), np.float32)
+    with np.errstate(all="ignore"):
+        for _ in range(4):
+            v = np.swapaxes(m, -1, -2) @ (m @ v)
+            v /= np.maximum(np.linalg.norm(v, axis=-2, keepdims=True), np.float32(1e-30))
+        p = (m @ v) @ np.swapaxes(v, -1, -2)
+    return p.reshape(ref.shape).astype(ref.dtype)
+
+
+def _half_rows(ref: np.ndarray, axis: int) -> np.ndarray:
+    """The reference on half the rows: every odd row copied from the row before it (rows are counted along
+    the axis before the natural one; along the natural axis itself when it is the only long one)."""
+    a = ref.ndim - 2 if (ref.ndim >= 2 and axis == ref.ndim - 1) else axis
+    p = ref.copy()
+    src = np.moveaxis(ref, a, 0)
+    dst = np.moveaxis(p, a, 0)
+    k = dst[1::2].shape[0]
+    dst[1::2] = src[0::2][:k]
+    return p
+
+
+#: Predictors that drop something (the constant part, small values): "n/a" on a trial where nothing they
+#: drop reaches the tolerance anywhere (a layer norm's rows have no small scale; a zero-mean output has no
+#: constant part), rather than "passes".
+VISIBLE_ONLY = ("constant removed", "small values zeroed")
+
+
+def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, Callable[[], np.ndarray]]:
+    """The simple answers a trial must rule out (lazily built: each is a full-size array)."""
+    f32 = ref.dtype
+
+    def flat(v: object) -> np.ndarray:  # a read-only broadcast view: no full-size copy to score
+        return np.broadcast_to(np.asarray(v, f32), ref.shape)
+
+    p: dict[str, Callable[[], np.ndarray]] = {
+        "zeros": lambda: flat(0),
+        "constant": lambda: flat(ref.mean(dtype=np.float64)),
+        "constant removed": lambda: (ref - ref.mean(dtype=np.float64)).astype(f32),
+        "rank-1": lambda: _rank1(ref),
+        "half the rows": lambda: _half_rows(ref, axis),
+        "small values zeroed": lambda: np.where(np.abs(ref) < atol / 10, 0, ref).astype(f32),
+    }
+    for a in range(ref.ndim):
+        if ref.shape[a] > 1:
+            p[f"mean along axis {a}"] = (lambda a=a: flat(ref.mean(axis=a, keepdims=True, dtype=np.float64)))
+    return p
+
+
+#: Outputs larger than this are scored on a sample of rows first (a predictor that fails there fails;
+#: one that passes there is scored again on every row, so the outcome is exact either way).
+SAMPLE_ABOVE = 1 << 18
+
+
+class _Scorer:
+    """Scores predictors under a trial's tolerance checks, with the limits computed once (float32). A large
+    2-d output is scored on a sample of whole rows (every k-th block of 8), the centred checks along axis 0
+    with the predictor's column means over all rows; a predictor that passes the sample is scored in full."""
+
+    def __init__(self, ref: np.ndarray, tol: np.ndarray, rtol: float, centred: tuple[Centred, ...]) -> None:
+        self.full = ref
+        self.rtol, self.tol_full, self.centred = rtol, tol, centred
+        self.rows: np.ndarray | None = None
+        if ref.ndim == 2 and ref.size > SAMPLE_ABOVE and ref.shape[0] >= 64:
+            k = max(2, (ref.size + SAMPLE_ABOVE - 1) // SAMPLE_ABOVE)
+            starts = np.arange(0, ref.shape[0], 8 * k)
+            self.rows = (starts[:, None] + np.arange(8)).reshape(-1)
+            self.rows = self.rows[self.rows < ref.shape[0]]
+        self._prepare(self.rows)
+
+    def _prepare(self, rows: np.ndarray | None) -> None:
+        ref, tol, rtol = self.full, self.tol_full, self.rtol
+        take = (lambda a: a if rows is None or a.shape[0] == 1 else a[rows])
+        self.ref = take(ref)
+        with np.errstate(all="ignore"):
+            self.limit = np.abs(self.ref)
+            self.limit *= np.float32(rtol)
+            self.limit += take(tol)
+            self.c_limits = []
+            for cen in self.centred:
+                lim = np.subtract(self.ref, take(cen.mean))
+                np.abs(lim, out=lim)
+                lim *= np.float32(rtol)
+                lim += take(cen.tol)
+                self.c_limits.append(lim)
+        self.err = np.empty_like(self.ref)
+        self.take = take
+
+    def failures(self, p: np.ndarray) -> tuple[tuple[str, ...], bool]:
+        """(the tolerance checks ``p`` fails, whether ``p`` is the reference to within SAME_AS_REF of it)."""
+        failed, same = self._score(p)
+        if not failed and self.rows is not None:  # passed the sample: the whole output decides
+            rows, self.rows = self.rows, None
+            self._prepare(None)
+            failed, same = self._score(p)
+            self.rows = rows
+            self._prepare(rows)
+        return failed, same
+
+    def _score(self, p: np.ndarray) -> tuple[tuple[str, ...], bool]:
+        ref, err, take = self.ref, self.err, self.take
+        ps = take(p)
+        with np.errstate(all="ignore"):
+            np.subtract(ps, ref, out=err)
+            np.abs(err, out=err)
+            failed = [] if bool((err <= self.limit).all()) else ["close"]
+            same = not failed and bool((err <= SAME_AS_REF * self.limit).all())
+            for cen, lim in zip(self.centred, self.c_limits):
+                mu = p.mean(axis=cen.axis, keepdims=True, dtype=np.float64)  # over every row of p
+                shift = (take(mu) - take(cen.mean)).astype(np.float32)
+                np.subtract(ps, ref, out=err)
+                err -= shift
+                np.abs(err, out=err)
+                if not bool((err <= lim).all()):
+                    failed.append(cen.name)
+                    same = False
+        return tuple(failed), same
+
+    def visible(self, p: np.ndarray) -> bool:
+        """Whether anything ``p`` changes exceeds the tolerance where it changes it (on every row)."""
+        with np.errstate(all="ignore"):
+            return bool((np.abs(p - self.full) > self.tol_full + self.rtol * np.abs(self.full)).any())
+
+
+# ------------------------------------------------------------------------------------------ facts
+
+def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict | None = None,
+                atol: float = 1e-2, rtol: float = 1e-2, predictors: bool = True) -> TrialFacts:
+    """The facts of one trial (``task``: a ``kbench.core.tasks.Task`` or None for the generic rules).
+    Depends only on the trial: compute once per trial and reuse (``facts_for`` does). ``predictors=False``
+    skips the predictor table (timed outputs: the checks are the same, the table is for the log)."""
+    t0 = time.perf_counter()
+    axis = row_axis(ref.shape, getattr(task, "axis", None))
+    props = tuple(getattr(task, "properties", ()))
+    state = {name: PREPARE[name](ref, x or {}, params or {}) for name in props if name in PREPARE}
+    if not predictors:  # timed outputs: the row tolerances are computed inside compare's own pass
+        centred = _centred_candidates(ref, atol, axis, rtol) if ref.size else ()
+        return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, None, centred, props, (), state,
+                          time.perf_counter() - t0)
+    tol = row_atol(ref, atol, rtol, axis)
+    centred = _centred_candidates(ref, tol, axis, rtol) if ref.size else ()
+    preds: list[Predictor] = []
+    if predictors and ref.size:
+        scorer = _Scorer(ref, tol, rtol, centred)
+        for name, make in predictors_of(ref, axis, atol).items():
+            p = make()
+            failed, same = scorer.failures(p)
+            if name in VISIBLE_ONLY and not failed and not scorer.visible(p):
+                same = True  # nothing it drops is above the tolerance anywhere: not a shortcut on this trial
+            preds.append(Predictor(name, "n/a" if same else "ruled out" if failed else "passes", failed))
+    return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds), state,
+                      time.perf_counter() - t0)
+
+
+_cache_lock = threading.Lock()
+_cache: dict[tuple[int, bool, float, float], tuple[weakref.ref, TrialFacts]] = {}
+
+
+def facts_for(task: Any, ref: np.ndarray, x: dict | None = None, params: dict | None = None,
+              atol: float = 1e-2, rtol: float = 1e-2, predictors: bool = True) -> TrialFacts:
+    """``trial_facts``, cached for as long as ``ref`` (the grader's cached reference output) lives: every
+    candidate judged against the same reference array reuses its facts. (A reference is never modified
+    once computed; a new array, even at a recycled address, is a new key.)"""
+    key = (id(ref), predictors, atol, rtol)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0]() is ref:
+            return hit[1]
+        for k in [k for k, (w, _) in _cache.items() if w() is None]:
+            del _cache[k]
+    facts = trial_facts(task, ref, x, params, atol, rtol, predictors)
+    with _cache_lock:
+        _cache[key] = (weakref.ref(ref), facts)
+    return facts
+
+
+# ------------------------------------------------------------------------------------------ judging
+
+def checks_line(c: Comparison) -> str:
+    """The checks of one judgement, for the step log: "checks: 7 passed" or "checks: failed close, ..."."""
+    failed = c.failed()
+    ran = sum(ch.ok is not None for ch in c.checks)
+    if not failed:
+        return f"checks: {ran} passed"
+    return f"checks: failed {', '.join(failed)} ({ran - len(failed)} of {ran} passed)"
+
+
+TOLERANCE_CHECKS = ("close",)
+
+
+def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None, params: dict | None = None,
+          exact: Callable[[], np.ndarray] | None = None) -> Comparison:
+    """Every check of the trial on ``out``: exact checks and closeness (``compare``, with the trial's row
+    tolerances), the centred checks, the task's properties. ``message`` is the first failure's detail
+    (exact checks, then closeness, centred, properties). ``exact``: the float64 reference, asked only when
+    the failures are all tolerance checks (closeness, centred), for the second opinion."""
+    c = compare(out, ref, facts.atol, facts.rtol, exact=True, axis=facts.axis, tol=facts.tol)
+    checks = list(c.checks)
+    if any(ch.ok is False for ch in checks if ch.name in ("type", "shape", "dtype")):
+        names = [cen.name for cen in facts.centred] + list(facts.properties)
+        return replace(c, checks=tuple(checks) + tuple(Check(n, None) for n in names))
+    assert isinstance(out, np.ndarray)
+    for cen in facts.centred:
+        checks.append(_centred_check(out, ref, cen, facts.rtol))
+    for name in facts.properties:
+        try:
+            checks.append(PROPERTIES[name](out, ref, x or {}, params or {}, facts.rtol, facts.prop_state.get(name)))
+        except Exception as e:  # noqa: BLE001 - a property must never crash the grader
+            checks.append(Check(name, False, f"property check raised {type(e).__name__}"))
+    failed = [ch for ch in checks if ch.ok is False]
+    tol_names = {"close"} | {cen.name for cen in facts.centred}
+    second = ""
+    if failed and exact is not None and all(ch.name in tol_names for ch in failed) \
+            and not any(ch.name == "finite" for ch in failed):
+        checks, second = _second_opinion(out, ref, facts, exact, checks, c)
+        failed = [ch for ch in checks if ch.ok is False]
+    if not failed:
+        msg = second or c.message
+        return Comparison(True, msg, c.max_abs_err, c.max_rel_err, c.degenerate, tuple(checks))
+    first = failed[0]
+    return Comparison(False, first.detail or f"{first.name} failed", c.max_abs_err, c.max_rel_err, c.degenerate,
+                      tuple(checks))
+
+
+def _second_opinion(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, exact: Callable[[], np.ndarray],
+                    checks: list[Check], c: Comparison) -> tuple[list[Check], str]:
+    """Tolerance checks again against the float64 answer, the float32 reference's rounding as slack."""
+    from kbench.core.compare import recheck_against_exact
+
+    exact64 = np.asarray(exact(), dtype=np.float64)
+    new: list[Check] = []
+    msg = ""
+    noise = None
+    for ch in checks:
+        if ch.ok is not False:
+            new.append(ch)
+        elif ch.name == "close":
+            r = recheck_against_exact(out, ref, exact64, facts.atol, facts.rtol, replace(c, checks=(ch,)), facts.axis)
+            new.append(r.checks[0] if r.ok else ch)
+            msg = r.message if r.ok else msg
+        else:
+            cen = next(cc for cc in facts.centred if cc.name == ch.name)
+            if noise is None:
+                noise = reference_noise(ref, exact64, facts.axis)
+            r2 = _centred_check(out, ref, cen, facts.rtol, exact64, noise)
+            new.append(r2 if r2.ok else ch)
+    return new, msg

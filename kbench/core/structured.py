@@ -1,0 +1,224 @@
+"""The grader's trial inputs: each named distribution with the structure real workloads have mixed in.
+
+``Task.make_inputs(rng, dist)`` (the lecture's helper) draws the plain distribution: i.i.d. values at one
+scale. Every such trial is one draw at one scale, so shortcuts pass that real inputs would expose: a
+structure detector never fires, a table tuned to the value range is never left, a cheap path chosen
+from one whole-tensor statistic always sees the same statistic. Hardened trials (``Task.trial_inputs``)
+draw the same named distribution and then give a random ~third of the rows of every input (rows run
+along the last axis) one of these structures, each row its own parameters:
+
+* ``scaled``   the row times s, s log-uniform over the distribution's scale range (tiny to large rows
+               in one tensor: mixed scales, small-magnitude outputs, softmax temperatures);
+* ``offset``   the row plus a per-row offset (where the distribution's value range allows it);
+* ``smooth``   a run of consecutive rows close to its first row (a convex mix: neighbours correlate);
+* ``repeated`` a row copied from another, or one that shares its first 16 values with another and
+               differs after them (deduplication by a prefix is wrong);
+* ``sparse``   most entries of the row zero;
+* ``relu``     the row's negative entries zeroed (post-ReLU activations);
+* ``low_rank`` a block of rows that is a rank-3 mix plus 5 % noise (GEMM inputs);
+* ``one_large`` one logit far above the rest (softmax);
+* ``spread``   queries scaled down so they attend to many keys (attention ``q``).
+
+The rows, their number and every parameter are drawn per trial, so no whole-tensor statistic marks a
+trial or a row, and no row repeats across trials. What each distribution is for is kept (the library's
+verdicts depend on it, and the explorer derives per-distribution views): uniform stays inside (-1, 1)
+(softmax excepted: temperatures and one large logit are its structures), lognormal positive, normal/uniform/laplace softmax logits below 80 (an unstabilised exp still fits),
+layer-norm rows keep a variance >= 0.01 (eps stays negligible) and an |offset| <= 10 std except on offset;
+offset rows carry per-row offsets of 500-1000 (softmax: rows 500-1500 *below* zero mixed with rows at
+zero, so a stabiliser skipped when the overall max is small gives 0/0). The plain distributions stay
+exactly as the lecture's demo 4 draws them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+F32 = np.float32
+
+#: The share of rows of each input that get a structure (the rest stay plain draws).
+STRUCTURED_SHARE = (0.25, 0.4)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a structure may do to one (task kind, distribution): log10 scale range, offset range, and the
+    structures allowed."""
+
+    scale: tuple[float, float]
+    offset: tuple[float, float] | None
+    kinds: tuple[str, ...]
+    large: tuple[float, float] | None = None  # softmax: the large logit's height above the row max
+
+
+_COMMON = ("scaled", "smooth", "repeated", "sparse")
+
+
+def limits(kind: str, dist: str, name: str) -> Limits:
+    """The structure table: one entry per task kind and distribution (``name``: the input)."""
+    lim = _limits(kind, dist, name)
+    if dist == "uniform" and kind != "softmax":  # uniform stays inside (-1, 1): structures only shrink
+        lim = Limits((lim.scale[0], min(lim.scale[1], 0.0)), None, lim.kinds, lim.large)
+    return lim
+
+
+def _limits(kind: str, dist: str, name: str) -> Limits:
+    signed = dist in ("normal", "laplace", "uniform", "edge", "offset")
+    relu = ("relu",) if signed and dist != "offset" else ()
+    if kind == "softmax":
+        if dist == "lognormal":
+            return Limits((-2.0, 2.3), (0.0, 500.0), _COMMON + ("offset", "one_large"), (50.0, 200.0))
+        if dist == "offset":  # keep the overall max small (see _softmax_offset)
+            return Limits((-2.0, 0.7), None, _COMMON)
+        top = {"normal": 1.1, "laplace": 0.8, "uniform": 1.7}.get(dist, 0.5)  # row max below ~55
+        return Limits((-2.3, top), (-25.0, 20.0), _COMMON + relu + ("offset", "one_large"), (15.0, 45.0))
+    if kind == "layernorm":
+        if dist == "offset":
+            return Limits((-0.3, 0.6), (-500.0, 2000.0), _COMMON + ("offset",))
+        lo = -0.4 if dist == "uniform" else -0.9  # row std >= ~0.12: var >> eps
+        return Limits((lo, 2.0), (-10.0, 10.0) if signed else (0.0, 10.0), _COMMON + relu + ("offset",))
+    if kind == "gelu":
+        if dist == "uniform":
+            return Limits((-3.0, 0.0), None, _COMMON + relu)
+        if dist == "lognormal":  # heavy-tailed rows: not below 0.1, or a row's RMS is far below its largest
+            return Limits((-1.0, 0.6), None, _COMMON)  # values (x*sigmoid(1.702x) is 1.4 % off at 0.5)
+        if dist == "offset":
+            return Limits((0.0, 0.6), (-500.0, 0.0), ("scaled", "smooth", "repeated", "offset"))
+        return Limits((-3.0, 0.6), None, _COMMON + relu)
+    if kind == "attention":
+        if dist == "offset":
+            return Limits((-0.3, 0.3), None, ("scaled", "repeated", "smooth"))
+        extra = ("spread",) if name == "q" else ()
+        return Limits((-1.3, 0.6) if name != "v" else (-2.0, 1.0), None, ("scaled", "repeated", "smooth") + extra)
+    if kind == "diag":
+        if dist == "offset":
+            return Limits((-0.3, 0.3), None, ("scaled", "repeated", "smooth"))
+        return Limits((-4.0, 1.0), None, _COMMON + relu)
+    # GEMM inputs (matmul_sum, gemm + epilogue, the MLP block)
+    if dist == "offset":
+        return Limits((-0.3, 0.6), (-500.0, 0.0), ("scaled", "smooth", "repeated", "offset", "low_rank"))
+    return Limits((-2.0, 1.0), (-3.0, 3.0) if signed and dist != "uniform" else None,
+                  _COMMON + relu + ("low_rank",) + (("offset",) if signed and dist != "uniform" else ()))
+
+
+def structure_input(rng: np.random.Generator, kind: str, dist: str, name: str, x: np.ndarray) -> None:
+    """Give a random share of ``x``'s rows (along the last axis; a vector's entries) their structures, in
+    place. ``x`` holds a plain draw of ``dist``."""
+    lim = limits(kind, dist, name)
+    if kind == "softmax" and dist == "offset":
+        _softmax_offset(rng, x)
+    rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x.reshape(-1, 1)
+    n = rows.shape[0]
+    if n < 8:
+        return
+    share = rng.uniform(*STRUCTURED_SHARE)
+    picked = rng.permutation(n)[: int(share * n)]
+    kinds = rng.integers(0, len(lim.kinds), picked.size)
+    for k, kname in enumerate(lim.kinds):
+        idx = np.sort(picked[kinds == k])
+        if idx.size:
+            _APPLY[kname](rng, rows, idx, lim, dist)
+    if dist == "uniform" and kind != "softmax":  # a low-rank block's 5 % noise may step just outside
+        np.clip(x, F32(-1), F32(1 - 2.0**-24), out=x)
+    elif dist in ("lognormal", "exponential"):  # ... or below zero
+        np.maximum(x, F32(0), out=x)
+
+
+def _softmax_offset(rng: np.random.Generator, x: np.ndarray) -> None:
+    """Softmax on offset: most rows 500-1500 below zero (logits far from zero), the rest at zero, so the
+    overall max is small while rows sit far below it."""
+    rows = x.reshape(-1, x.shape[-1])
+    far = rng.random(rows.shape[0]) < rng.uniform(0.6, 0.85)
+    rows -= F32(1000)  # the plain offset draw is 1000 + N(0, 1)
+    rows[far] -= rng.uniform(500, 1500, (int(far.sum()), 1)).astype(F32)
+
+
+def _scaled(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    s = (10.0 ** rng.uniform(*lim.scale, (idx.size, 1))).astype(F32)
+    if dist == "offset":  # scale the deviation, keep the offset
+        base = rows[idx].mean(axis=1, keepdims=True, dtype=np.float64).astype(F32)
+        rows[idx] = base + (rows[idx] - base) * s
+    else:
+        rows[idx] *= s
+
+
+def _offset(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    if lim.offset is None:
+        return _scaled(rng, rows, idx, lim, dist)
+    rows[idx] += rng.uniform(*lim.offset, (idx.size, 1)).astype(F32)
+
+
+def _smooth(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    """Runs of 2-8 consecutive rows after each picked row, each a convex mix close to the picked row."""
+    n = rows.shape[0]
+    for i in idx[: max(1, idx.size // 3)]:
+        run = int(rng.integers(2, 9))
+        j = np.arange(i + 1, min(n, i + 1 + run))
+        if j.size:
+            w = rng.uniform(0.03, 0.25, (j.size, 1)).astype(F32)
+            rows[j] = (1 - w) * rows[i] + w * rows[j]
+
+
+def _repeated(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    """Half exact copies of another row, half sharing only the first 16 values with it."""
+    n, L = rows.shape
+    src = rng.integers(0, n, idx.size)
+    exact = rng.random(idx.size) < 0.5
+    rows[idx[exact]] = rows[src[exact]]
+    k = min(16, max(1, L // 4))
+    if L > k:
+        rows[idx[~exact], :k] = rows[src[~exact], :k]
+
+
+def _sparse(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    L = rows.shape[1]
+    if L < 8:
+        return
+    density = rng.uniform(0.1, 0.3, (idx.size, 1))
+    rows[idx] *= (rng.random((idx.size, L)) < density).astype(F32)
+
+
+def _relu(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    rows[idx] = np.maximum(rows[idx], F32(0))
+
+
+def _low_rank(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    """Blocks of up to 32 consecutive rows: a rank-3 mix of three of them plus 5 % noise."""
+    n = rows.shape[0]
+    for i in idx[: max(1, idx.size // 8)]:
+        j = np.arange(i, min(n, i + 32))
+        if j.size < 4:
+            continue
+        basis = rows[j[:3]].copy()
+        mix = rng.dirichlet(np.ones(3), j.size).astype(F32)  # convex: the value range is kept
+        rows[j] = mix @ basis + F32(0.05) * (rows[j] - rows[j].mean(axis=1, keepdims=True))
+
+
+def _one_large(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    assert lim.large is not None
+    L = rows.shape[1]
+    col = rng.integers(0, L, idx.size)
+    rows[idx, col] = rows[idx].max(axis=1) + rng.uniform(*lim.large, idx.size).astype(F32)
+
+
+def _spread(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    rows[idx] *= (10.0 ** rng.uniform(-2.5, -1.0, (idx.size, 1))).astype(F32)
+
+
+_APPLY = {"scaled": _scaled, "offset": _offset, "smooth": _smooth, "repeated": _repeated, "sparse": _sparse,
+          "relu": _relu, "low_rank": _low_rank, "one_large": _one_large, "spread": _spread}
+
+
+#: One line per structure kind, for the explorer and the README.
+NOTES: dict[str, str] = {
+    "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows; "
+               "offset: logits 500-1500 below zero beside rows at zero",
+    "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows",
+    "gelu": "rows at scales 1e-3-4, smooth/repeated/sparse/post-ReLU rows; offset: per-row offsets and spreads",
+    "gemm": "rows at scales 0.01-10, per-row offsets, low-rank-plus-noise blocks, smooth/repeated/sparse/"
+            "post-ReLU rows",
+    "attention": "queries scaled down to spread attention over many keys, mixed-scale q/k/v rows, repeated "
+                 "and smooth rows",
+    "diag": "diagonal entries at scales 1e-4-10 (some below 1e-3), smooth/repeated/sparse rows of B",
+}

@@ -1,0 +1,177 @@
+"""Judging: the per-row tolerance, the checks every Comparison records, the per-trial facts (centred
+checks, properties, predictors), and the honest kernels that must stay correct."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import kbench
+from kbench import DISTS, HARDENED, TASK, TASKS, check_output, compare
+from kbench.core import judging
+from kbench.core.compare import row_atol
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def test_tolerance_is_never_looser_than_atol_and_scales_per_row():
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal((64, 256)).astype(np.float32)
+    ref[:8] *= 1e-3  # small rows
+    ref[8:16] *= 1e3  # large rows: still atol, never rtol * max
+    tol = row_atol(ref, 1e-2, 1e-2)
+    assert tol.shape == (64, 1) and float(tol.max()) <= 1e-2
+    assert np.allclose(tol[16:], 1e-2) and np.allclose(tol[8:16], 1e-2)
+    assert float(tol[:8].max()) < 1e-4  # 4 % of a small row's RMS
+    # a large row elsewhere does not loosen a small one: its zeros still fail
+    out = ref.copy()
+    out[:8] = 0
+    c = compare(out, ref)
+    assert not c.ok and c.failed() == ("close",) and "degenerate output scale" in c.message
+
+
+def test_softmax_that_drops_small_probabilities_fails():
+    """The issue-17 case: zeroing every probability below 0.9 % of the row max passed the global-max rule."""
+    z = np.random.default_rng(1).standard_normal((2048, 1024)).astype(np.float32) * 3
+    ref = _softmax(z)
+    cheat = ref.copy()
+    cheat[cheat < 0.009 * cheat.max(axis=-1, keepdims=True)] = 0
+    assert not compare(cheat, ref).ok
+    assert compare(ref * np.float32(1 + 1e-5), ref).ok
+
+
+def test_kernelbench_165_zero_outputs_stay_caught():
+    z = np.random.default_rng(2).uniform(-1, 1, (2048, 1024)).astype(np.float32)
+    ref = _softmax(z)
+    assert check_output(np.zeros_like(ref), ref, False)[0]  # naive: zeros pass atol = 1e-2
+    for fake in (np.zeros_like(ref), np.full_like(ref, 1.0 / 1024)):
+        ok, msg = check_output(fake, ref, True)
+        assert not ok and "degenerate output scale" in msg
+    relu = np.maximum(np.random.default_rng(3).standard_normal((512, 512)), 0).astype(np.float32) * 1e-3
+    assert not compare(np.zeros_like(relu), relu).ok  # a small ReLU output is not loosened to its global max
+
+
+def test_every_check_is_recorded_not_only_the_first_failure():
+    ref = np.ones((4, 3), np.float32)
+    c = compare(ref.copy(), ref)
+    assert [ch.name for ch in c.checks] == ["type", "shape", "dtype", "finite", "close"] and c.ok
+    bad = ref.copy()
+    bad[1, 1] = np.nan
+    c = compare(bad, ref)
+    assert c.failed() == ("finite", "close") and c.message.startswith("NaN at [1, 1]")
+    c = compare(np.ones(3, np.float32), ref)
+    assert c.failed() == ("shape",) and [ch.ok for ch in c.checks] == [True, False, None, None, None]
+    assert not c.ok_without() and c.ok_without("shape", "dtype", "finite", "close")
+    # a judged trial adds its centred checks and properties to the same list
+    t = TASK["L1_softmax"]
+    z = t.for_trials().make_inputs(np.random.default_rng(4), "normal")["x"]
+    ref = _softmax(z)
+    facts = judging.trial_facts(t, ref, {"x": z}, {})
+    lost = ref * np.float32(0.97)
+    c = judging.judge(lost, ref, facts, {"x": z}, {})
+    assert "rows_sum_to_one" in c.failed() and {ch.name for ch in c.checks} >= {"close", "nonnegative", "rows_sum_to_one"}
+    assert c.ok_without("close", "rows_sum_to_one") and not c.ok_without("close")
+
+
+def test_offset_trials_are_judged_on_their_centred_output():
+    """A constant-dominated output (GELU of 1000 + N): the plain check allows +-10, the centred one judges the
+    deviations; the row mean alone passes the first and fails the second."""
+    t = TASK["L1_gelu"]
+    x = t.make_inputs(np.random.default_rng(5), "offset")
+    ref = t.ref_fn()(x, {}, None)
+    facts = judging.trial_facts(t, ref, x, {})
+    assert facts.centred and dict((p.name, p.outcome) for p in facts.predictors)["mean along axis 1"] == "ruled out"
+    flat = np.broadcast_to(ref.mean(axis=1, keepdims=True), ref.shape).astype(np.float32)
+    assert compare(flat, ref).ok  # what the issue found: the constant part passes rtol = 1e-2
+    c = judging.judge(flat, ref, facts, x, {})
+    assert not c.ok and any(n.startswith("centred:") for n in c.failed())
+    assert judging.judge(ref.copy(), ref, facts, x, {}).ok
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_every_structured_trial_rules_out_the_simple_predictors(task):
+    """On the grader's trial inputs each predictor is ruled out or n/a (it drops nothing the tolerance can
+    see on that trial, or it is the reference); the offset attention trial, where every query attends to
+    one key, is the one known exception for predictors that copy queries."""
+    f = task.ref_fn()
+    for i, dist in enumerate(DISTS):
+        rng = np.random.default_rng([21, i])
+        x = task.for_trials().make_inputs(rng, dist)
+        params = task.make_params(rng, i % 3 != 0, i % 2)
+        ref = f(x, params, None)
+        facts = judging.trial_facts(task, ref, x, params)
+        assert {p.name for p in facts.predictors} >= {"zeros", "constant", "rank-1", "half the rows",
+                                                      "constant removed", "small values zeroed"}
+        assert facts.not_ruled_out() == (), (task.name, dist, facts.summary())
+        assert {"zeros", "constant"} <= set(facts.ruled_out()), (task.name, dist)
+        assert judging.judge(ref.copy(), ref, facts, x, params).ok, (task.name, dist)
+
+
+def test_facts_are_computed_once_per_reference_array():
+    t = TASK["L1_gelu"]
+    x = t.make_inputs(np.random.default_rng(6), "normal")
+    ref = t.ref_fn()(x, {}, None)
+    a = judging.facts_for(t, ref, x, {})
+    assert judging.facts_for(t, ref, x, {}) is a
+    assert judging.facts_for(t, ref.copy(), x, {}) is not a  # another array, other facts
+
+
+def test_properties_catch_what_they_promise():
+    rng = np.random.default_rng(7)
+    t = TASK["L1_layernorm"]
+    x = t.make_inputs(rng, "normal")
+    p = t.make_params(rng, True, 1)
+    ref = t.ref_fn()(x, p, None)
+    facts = judging.trial_facts(t, ref, x, p, predictors=False)
+    assert judging.judge(ref.copy(), ref, facts, x, p).ok
+    skewed = (ref - p["beta"]) * np.float32(1.05) + p["beta"]  # variance 1.1 before the affine step
+    assert "normalised_rows" in judging.judge(skewed.astype(np.float32), ref, facts, x, p).failed()
+    t = TASK["L2_gemm_relu_scale"]
+    x = t.make_inputs(rng, "normal")
+    p = t.make_params(rng, True, 0)  # scale < 0
+    ref = t.ref_fn()(x, p, None)
+    facts = judging.trial_facts(t, ref, x, p, predictors=False)
+    folded = np.maximum(x["x"] @ (p["W"] * p["scale"]) + p["b"] * p["scale"], 0).astype(np.float32)
+    assert "sign_of_scale" in judging.judge(folded, ref, facts, x, p).failed()
+
+
+def test_reordered_float32_sums_stay_correct(grader):
+    """An honest float32 kernel that only sums in another order (reversed K, blocked rows) is correct under
+    hardened on every structured trial, offset's cancellation included."""
+    src = '''
+def forward(x, params, alloc):
+    a, w = x["x"], params["W"]
+    h = np.empty((a.shape[0], w.shape[1]), np.float32)
+    for s in range(0, a.shape[0], 64):
+        h[s:s + 64] = a[s:s + 64, ::-1] @ w[::-1]
+    return np.maximum(h + params["b"], 0) * params["scale"]
+'''
+    r = kbench.evaluate("L2_gemm_relu_scale", src, dataclasses.replace(HARDENED, timing=None), "reordered",
+                        grader=grader)
+    assert r.status == "correct", r.msg
+    soft = '''
+def forward(x, params, alloc):
+    z = x["x"]
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    s = e[:, ::-1].cumsum(axis=-1)[:, -1:]
+    return e / s
+'''
+    r = kbench.evaluate("L1_softmax", soft, dataclasses.replace(HARDENED, timing=None), "cumsum", grader=grader)
+    assert r.status == "correct", r.msg
+
+
+def test_the_step_log_says_what_each_trial_rules_out(grader):
+    events: list[kbench.Event] = []
+    r = kbench.evaluate("L1_gelu", TASK["L1_gelu"].ref_src, dataclasses.replace(HARDENED, timing=None), "ref",
+                        grader=grader, on_event=events.append)
+    assert r.correct
+    lines = [e.message for e in events if e.step == "trial" and " checks: " in e.message]
+    assert len(lines) == len(DISTS)
+    assert all("passed" in m and "rules out zeros" in m for m in lines), lines
+    assert any("centred along axis" in m for m in lines)  # the offset trial
