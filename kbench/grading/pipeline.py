@@ -310,6 +310,9 @@ class _Run:
         for pset_id in ids:
             specs, scalars = st.psets[pset_id]
             reply = self.ask(P.SetParams(pset_id, specs, scalars, init=True, writable=writable))
+            if isinstance(reply, P.Failure) and reply.kind == "contract":
+                self.emit("init", f"rejected: {reply.error}", False)
+                raise _Verdict("rejected", f"rejected: {reply.error}")
             if isinstance(reply, P.Failure):
                 self.emit("init", f"init failed: {reply.error}", False)
                 raise _Verdict("runtime_error", f"init failed: {reply.error}")

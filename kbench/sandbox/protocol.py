@@ -270,7 +270,8 @@ class Hello:
 
 @dataclass(frozen=True)
 class Failure:
-    """The request raised in the worker (``kind``: "error", "memory", "output" or "readonly")."""
+    """The request raised in the worker (``kind``: "error", "memory", "output", "readonly" — a write to sealed
+    memory — or "contract" — a breach of the candidate contract, such as init returning something else)."""
     error: Annotated[str, Text()]
     kind: Annotated[str, Text(10, True)] = "error"
 

@@ -168,7 +168,7 @@ class Executor:
             p = self.init(dict(p))
             if type(p) is not dict or not all(type(k) is str and (type(v) in (_ndarray, float, int, bool))
                                               for k, v in p.items()):
-                return P.Failure("init() must return a plain dict of str keys to numpy arrays and numbers")
+                return P.Failure("init() must return a plain dict of str keys to numpy arrays and numbers", "contract")
         self.params[req.pset_id] = p
         return P.ParamsKept()
 
