@@ -130,17 +130,21 @@ def _fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
 
 def result_from_dict(d: dict[str, Any]) -> Result:
     """The inverse of ``Result.to_dict()`` (raw timing samples are not stored, so they come back empty)."""
-    t = d.get("timing")
-    timing = None
-    if t:
-        timing = Timing(**{**_fields(Timing, t), "speedup_ci": tuple(t["speedup_ci"]),
-                           "ref_samples": list(t.get("ref_samples") or []),
-                           "cand_samples": list(t.get("cand_samples") or [])})
+    def timing_of(t: dict | None) -> Timing | None:
+        if not t:
+            return None
+        return Timing(**{**_fields(Timing, t), "speedup_ci": tuple(t["speedup_ci"]),
+                         "ref_samples": list(t.get("ref_samples") or []),
+                         "cand_samples": list(t.get("cand_samples") or [])})
+
+    timing = timing_of(d.get("timing"))
     trials = [Trial(**{**_fields(Trial, x), "checks": tuple(tuple(c) for c in x.get("checks") or ())})
               for x in d.get("trials") or []]
     extra: dict[str, Any] = {}
     if "isolation" in _RESULT_FIELDS:  # the sandbox's confinement layers, once results record them
         extra["isolation"] = tuple(d.get("isolation") or ())
+    extra["breaches"] = dict(d.get("breaches") or {})
+    extra["worker_clock"] = timing_of(d.get("worker_clock"))
     return Result(task=d["task"], cand_name=d.get("cand_name"), mode=d["mode"], dists=tuple(d.get("dists") or ()),
                   status=d["status"], msg=d.get("msg", ""), trials=trials, timing=timing,
                   elapsed=d.get("elapsed", 0.0), overhead=dict(d.get("overhead") or {}), **extra)

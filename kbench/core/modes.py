@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
+from kbench.core.defences import NAMES as defence_names
 from kbench.core.distributions import DISTS, get as get_dist
 
 
@@ -48,22 +49,9 @@ class TimingPolicy:
             raise ValueError("invalid timing policy: " + "; ".join(problems))
 
 
-#: The hardened procedure's defences, by name. Each is a switch: ``Mode.without(name)`` is hardened minus it.
-#: (What each catches, where it is enforced and what it says on a breach: ``kbench.core.defences``.)
-DEFENCES: tuple[str, ...] = (
-    "gate",            # the static gate, run in a fresh confined worker before any candidate code
-    "own_reference",   # reference outputs from a worker that never ran candidate code
-    "sealed_inputs",   # inputs and params read-only, sealed: nobody but the grader can write them
-    "nan_alloc",       # alloc hands out buffers the grader NaN-filled (not a pool shared with the reference)
-    "fresh_inputs",    # every timed call on a fresh secret draw (not one reused input)
-    "check_timed",     # every timed output judged, like the trials'
-    "thread_check",    # no thread of the candidate's own alive after load, init or a call
-    "stop_candidate",  # the candidate's worker stopped outside its calls (so, while the reference runs)
-    "grader_clock",    # calls timed by the grader's clocks, not the worker's own report
-    "roofline_floor",  # a time below a quarter of this machine's roofline floor is rejected
-    "exact_output",    # exactly an ndarray of the reference's shape and dtype, finite where it is
-    "float64_recheck", # a tolerance-only failure gets a second opinion against the float64 answer
-)
+#: The hardened procedure's defences, by name (what each does, where and why: ``kbench.core.defences``).
+#: Each is a switch: ``Mode.without(name)`` is hardened minus it.
+DEFENCES: tuple[str, ...] = defence_names
 PROCEDURES = ("naive_v0", "hardened")
 #: What the naive procedure can honour (it is KernelBench v0's, run in the candidate's own process).
 NAIVE_HONOURS = frozenset({"gate", "nan_alloc"})

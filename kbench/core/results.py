@@ -92,6 +92,11 @@ class Result:
     overhead: dict[str, float] = field(default_factory=dict)  # seconds not spent running kernels
     isolation: tuple[str, ...] = ()  # the sandbox's OS layers active in the candidate's worker
     stdout: str = ""  # the head of what the candidate printed (capped, control characters escaped)
+    #: Breaches of defences the run records and goes on past (threads, timed outputs, the roofline floor), in
+    #: the order they happened: the verdict is the first enabled one's; views without it are derived.
+    breaches: dict[str, str] = field(default_factory=dict)
+    #: The same timed pairs as the worker itself reported them (a view without the grader's clock).
+    worker_clock: Timing | None = None
 
     @property
     def correct(self) -> bool:
@@ -141,6 +146,11 @@ class Result:
             return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
                           self.elapsed, dict(self.overhead))
         bad = next((t for t in kept if not t.ok), None)
+        if bad is None and self.breaches:  # the run's own breaches (threads, timed outputs) hold in every view
+            name, why = next(iter(self.breaches.items()))
+            return Result(self.task, self.cand_name, self.mode, want, "wrong" if name == "check_timed" else "rejected",
+                          why, kept, self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout,
+                          dict(self.breaches), self.worker_clock)
         if bad is not None:
             return Result(self.task, self.cand_name, self.mode, want, "wrong", f"{bad.message} on {bad.dist}", kept,
                           None, self.elapsed, dict(self.overhead), self.isolation, self.stdout)
@@ -156,7 +166,8 @@ class Result:
         d = asdict(self)
         d["correct"] = self.correct
         d["speedup"] = self.speedup if self.timing else None
-        if self.timing:  # raw samples are long; keep them out of summaries
-            d["timing"].pop("ref_samples", None)
-            d["timing"].pop("cand_samples", None)
+        for key in ("timing", "worker_clock"):  # raw samples are long; keep them out of summaries
+            if d.get(key):
+                d[key].pop("ref_samples", None)
+                d[key].pop("cand_samples", None)
         return d

@@ -13,6 +13,7 @@ runs in a sandbox worker.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
 import threading
 import time
@@ -80,6 +81,9 @@ class _Run:
         self.kernel_s = 0.0  # kernel time this run measured (candidate and reference calls it made)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
         self.isolation: tuple[str, ...] = ()  # the OS layers the candidate's worker applied
+        self.breaches: dict[str, str] = {}  # defence -> first breach, for the defences a run goes on past
+        self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
+        self.worker_clock: Timing | None = None
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -165,10 +169,16 @@ class _Run:
         if not self.mode.has("thread_check") or self.base_threads is None or self.worker is None:
             return
         n = self.worker.thread_count()
-        if n is not None and n > self.base_threads:
-            breach = f"{n - self.base_threads} thread(s) of its own alive in the worker {where}"
-            self.emit(step, f"rejected: {breach}", False)
-            raise _Verdict("rejected", f"rejected: {breach}")
+        if n is not None and n > self.base_threads and "thread_check" not in self.breaches:
+            breach = f"rejected: {n - self.base_threads} thread(s) of its own alive in the worker {where}"
+            self.emit(step, breach, False)
+            self.breach("thread_check", breach)
+
+    def breach(self, defence: str, msg: str) -> None:
+        """Record a breach and go on: the verdict is the first enabled breach's, and the record lets a view
+        without that defence be derived (``kbench.core.defences.derive``). Stopping here would hide what
+        the rest of the run shows."""
+        self.breaches.setdefault(defence, msg)
 
     # -- the skeleton ------------------------------------------------------------------------------
 
@@ -227,11 +237,19 @@ class _Run:
             for w in (self.worker, self.twin):
                 if w is not None:
                     w.close()
+        # The earliest enabled breach names the verdict, unless a trial had failed before it.
+        enabled = [(d, m) for i, (d, m) in enumerate(self.breaches.items()) if self.mode.has(d)
+                   and (status == "correct" or (status == "wrong" and i < self.breaches_before_wrong))]
+        if enabled and status in ("correct", "wrong"):
+            first, msg = enabled[0]
+            status = "wrong" if first == "check_timed" else "rejected"
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
         result.isolation = self.isolation
         result.stdout = printed
+        result.breaches = dict(self.breaches)
+        result.worker_clock = self.worker_clock
         ci = self.timing.speedup_ci if self.timing else None
         self.emit("verdict", f"{status}: {msg}" if status != "correct" else
                   f"correct, {self.timing.speedup:.2f}x (95% CI {ci[0]:.2f}-{ci[1]:.2f})" if self.timing and ci
@@ -266,6 +284,7 @@ class _Run:
             first = f"line {line} {detail} [{rule}]"
             more = f" (+{len(reply.findings) - 1} more)" if len(reply.findings) > 1 else ""
             self.emit("static", f"rejected: {first}{more}", False)
+            self.breaches["gate"] = f"rejected: {first}"  # recorded: a view without the gate needs a run of its own
             raise _Verdict("rejected", f"rejected: {first}")
         self.emit("static", "static check passed (in the candidate's fresh worker, before its code ran)", True)
 
@@ -427,10 +446,15 @@ class HardenedRun(_Run):
 
     # -- one call, judged --------------------------------------------------------------------------
 
-    def call_candidate(self, specs: tuple, pset_id: str, into: np.ndarray | None = None) -> KernelCall:
+    def call_candidate(self, specs: tuple, pset_id: str, into: np.ndarray | None = None,
+                       stale: np.ndarray | None = None, same_objects: bool = False) -> KernelCall:
+        """The candidate's call. ``stale``: without the NaN-filled alloc, what an allocator shared with the
+        reference would hand out first (the reference's latest output), placed where ``alloc`` starts."""
         assert self.worker is not None
-        req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy",
-                     "pool" if self.mode.has("nan_alloc") else "cache")
+        if not self.mode.has("nan_alloc") and stale is not None and stale.nbytes <= self.scratch.size:
+            np.frombuffer(self.scratch.map, np.uint8, stale.nbytes)[...] = stale.reshape(-1).view(np.uint8)
+        req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy", "pool",
+                     same_objects)
         expect = ("<f4", self.task.out_shape) if self.mode.has("exact_output") else None
         try:
             k = self.worker.run(req, self.remaining(), expect, into, stop=self.mode.has("stop_candidate"))
@@ -438,7 +462,7 @@ class HardenedRun(_Run):
             raise _Verdict("runtime_error", self._worker_error(e)) from None
         if not self.mode.has("stop_candidate"):
             self.worker.resume()
-        if isinstance(k.reply, P.Called):
+        if isinstance(k.reply, P.Called) and self.mode.has("nan_alloc"):
             self.scratch.refill(k.reply.alloc_used)
         return k
 
@@ -481,6 +505,9 @@ class HardenedRun(_Run):
             return compare(out, ref, self.mode.atol, self.mode.rtol, exact=False)
         if facts is None:  # a timed output: its reference buffer is reused, so its facts are not cached
             facts = judging.trial_facts(self.task, ref, x, params, self.mode.atol, self.mode.rtol, predictors=False)
+        if not self.mode.has("centred_checks") or not self.mode.has("property_checks"):
+            facts = dataclasses.replace(facts, centred=facts.centred if self.mode.has("centred_checks") else (),
+                                        properties=facts.properties if self.mode.has("property_checks") else ())
         exact = (lambda: self.g.exact_reference(self.task, x, params)) if self.mode.has("float64_recheck") else None
         return judging.judge(out, ref, facts, x, params, exact)
 
@@ -523,7 +550,7 @@ class HardenedRun(_Run):
             job = parallel.executor().submit(judging.facts_for, self.task, truth.out, truth.x, params,
                                              self.mode.atol, self.mode.rtol) if self.mode.has("exact_output") else None
             try:
-                k = self.call_candidate(specs, pset_id)
+                k = self.call_candidate(specs, pset_id, stale=truth.out)
                 if isinstance(k.reply, P.Called):
                     self.kernel_s += k.wall_ns / 1e9
                 facts = job.result() if job is not None else None
@@ -534,6 +561,8 @@ class HardenedRun(_Run):
             trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate,
                           tuple((ch.name, ch.ok) for ch in c.checks))
             self.record_trial(trial, len(plan))
+            if not trial.ok:
+                self.breaches_before_wrong = min(self.breaches_before_wrong, len(self.breaches))
             if facts is not None:
                 self.emit("trial", f"trial {i + 1} {judging.checks_line(c)}; {facts.summary()}", None, trial=i,
                           dist=dist, param_set=pset)
@@ -573,9 +602,13 @@ class HardenedRun(_Run):
                 drawn[0] = True
             return specs
 
-        def seconds(k: KernelCall) -> float:
+        own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
+
+        def seconds(k: KernelCall, arm: str) -> float:
+            reported = k.reply.kernel_ns / 1e9 if isinstance(k.reply, P.Called) else 0.0
+            own_clock[arm].append(reported)
             if not self.mode.has("grader_clock"):
-                return k.reply.kernel_ns / 1e9 if isinstance(k.reply, P.Called) else 0.0
+                return reported
             return max(k.wall_ns - calib[0], k.cpu_ns - calib[1], 1) / 1e9
 
         def ref_call(s: tuple) -> TimedCall:
@@ -586,10 +619,10 @@ class HardenedRun(_Run):
                 raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
             if k.output is None:
                 raise _Verdict("runtime_error", f"reference failed while timing: {P.error_of(k.reply, 'no output')}")
-            return TimedCall(seconds(k), k.output)
+            return TimedCall(seconds(k, "ref"), k.output)
 
         def cand_call(s: tuple) -> TimedCall:
-            k = self.call_candidate(s, pset_id, buffers["cand"])
+            k = self.call_candidate(s, pset_id, buffers["cand"], stale=buffers["ref"], same_objects=not fresh)
             self.fail_on(k.reply, "timing", "while timing: ")
             self.check_threads("timing", "after a timed call")
             reply = k.reply
@@ -597,14 +630,16 @@ class HardenedRun(_Run):
             if reply.out_type != "numpy.ndarray":
                 raise _Verdict("wrong", f"while timing: output is {reply.out_type}, not numpy.ndarray")
             out = k.output if k.output is not None else self._read_any(reply).output
-            return TimedCall(seconds(k), out)  # type: ignore[arg-type]
+            return TimedCall(seconds(k, "cand"), out)  # type: ignore[arg-type]
 
         def check_timed(out: np.ndarray, ref: np.ndarray, n: int) -> None:
+            if "check_timed" in self.breaches:
+                return
             c = self.compare(out, ref, {k: v for k, v in slot.items()}, params)
             if not c.ok:
                 msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
                 self.emit("timing", msg, False)
-                raise _Verdict("wrong", msg)
+                self.breach("check_timed", msg)
 
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
@@ -616,10 +651,17 @@ class HardenedRun(_Run):
                 now=time.perf_counter, blas_threads=self.g.blas_threads,
                 budget_cap_s=max(min(tp.budget_s * stats.EXTEND_FACTOR, self.deadline - t0 - 1.0), 0.0),
                 pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
-                floor=self.mode.has("roofline_floor"))
+                floor=self.mode.has("roofline_floor"),
+                on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"))
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         self.kernel_s += kernel_s
+        n = self.timing.n_samples
+        if len(own_clock["ref"]) >= n and len(own_clock["cand"]) >= n and min(own_clock["cand"][-n:]) > 0:
+            # the same pairs by the workers' own report (warm-up pairs excluded), for the view without the grader's clock
+            self.worker_clock = interleaved.summarize(self.task, own_clock["ref"][-n:], own_clock["cand"][-n:],
+                                                      self.timing.other_load or 0.0, self.timing.stop, self.rng,
+                                                      self.g.blas_threads)
 
     def calibrate(self, w: Worker) -> tuple[int, int]:
         """The round trip of an empty call on the reference's worker, wall and CPU (medians), measured as every

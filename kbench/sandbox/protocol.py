@@ -205,13 +205,16 @@ class Call:
     """One call of ``fn`` on the inputs at ``x`` in the inputs arena.
 
     ``inputs``: "readonly" (views of the sealed arena) or "copy" (fresh writable copies); ``alloc``: "pool"
-    (NaN-filled buffers the grader prepared in the scratch arena) or "cache" (KernelBench's caching
-    allocator, which hands freed blocks back unchanged)."""
+    (buffers the grader prepared in the scratch arena: NaN-filled, or holding whatever the grader put there)
+    or "cache" (KernelBench's caching allocator, which hands freed blocks back unchanged); ``same_objects``:
+    the objects of the previous call with the same specs (a harness reusing one input, as KernelBench's
+    timing loop does)."""
     fn: str
     pset_id: str
     x: tuple[ArraySpec, ...]
     inputs: str = "readonly"
     alloc: str = "pool"
+    same_objects: bool = False  # hand ``forward`` the very array objects of the last call with these specs
 
 
 @dataclass(frozen=True)

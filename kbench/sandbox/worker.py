@@ -107,6 +107,7 @@ class Executor:
         self.raw_params: dict[str, dict] = {}
         self.cache = naive_v0.CachingPool()
         self.last_out: Any = None  # kept alive until the next request: the grader reads it in place
+        self.same: tuple[Any, dict[str, np.ndarray]] | None = None  # the last call's input objects, by specs
         self.writer = _CappedWriter(_STDOUT_CAP)
         self.handlers: dict[type, Callable[[Any], P.Reply]] = {
             P.MapArena: self.map_arena, P.Gate: self.gate, P.Load: self.load, P.SetParams: self.set_params,
@@ -174,7 +175,11 @@ class Executor:
 
     def call(self, req: P.Call) -> P.Reply:
         self.last_out = None
-        x = self._views(req.x, writable=req.inputs == "copy")
+        if req.same_objects and self.same is not None and self.same[0] == (req.x, req.inputs):
+            x = self.same[1]
+        else:
+            x = self._views(req.x, writable=req.inputs == "copy")
+            self.same = ((req.x, req.inputs), x) if req.same_objects else None
         pool = _Pool(self.scratch)
         alloc = pool.alloc if req.alloc == "pool" else self.cache.alloc
         fn, params = self.fns[req.fn], self.params[req.pset_id]

@@ -52,13 +52,17 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             check_timed: Callable[[np.ndarray, np.ndarray, int], None] | None, budget_s: float,
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
-            floor: bool = True) -> tuple[Timing, float]:
+            floor: bool = True, on_implausible: Callable[[str], None] | None = None,
+            ref_first: bool = False) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
     ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
     what the two calls take. ``budget_cap_s``: the most an undecided interval may take (default
     ``budget_s``: no extension). ``pids``: the timed workers, whose CPU use is not counted as other
-    processes' load. ``floor``: reject a candidate time below a quarter of the roofline floor."""
+    processes' load. ``floor``: a candidate time below a quarter of the roofline floor is implausible: it
+    aborts the timing, or is passed to ``on_implausible`` (which records it) and the timing is returned.
+    ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
+    KernelBench's, runs it first), instead of a random order."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
 
@@ -74,7 +78,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     ref_t: list[float] = []
     cand_t: list[float] = []
     checked = 0
-    orders = iter(pair_orders(rng, policy.max_runs))
+    orders = iter([True] * policy.max_runs if ref_first else pair_orders(rng, policy.max_runs))
     cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
     meter = LoadMeter(pids).start()
     t0 = now()
@@ -101,24 +105,32 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t)
-    t_cand = float(np.median(cand_t))
-    implausible = roofline.implausibility(task, t_cand) if floor else None
+    timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads)
+    implausible = roofline.implausibility(task, timing.t_cand) if floor else None
     if implausible:
         emit(implausible, False)
-        raise TimingAborted("rejected", implausible)
-    s = speedup_point(ref_t, cand_t)
-    ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
-    ci = with_run_to_run(ci, s)
-    floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
-    timing = Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
-                    n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,
-                    achieved_gbs=task.min_bytes / t_cand / 1e9, achieved_gflops=task.min_flops / t_cand / 1e9,
-                    roof_fraction=floor / t_cand, contended=noisy, other_load=round(other, 3), stop=reason,
-                    ref_samples=ref_t, cand_samples=cand_t)
+        if on_implausible is None:
+            raise TimingAborted("rejected", implausible)
+        on_implausible(implausible)
     why = {"precise": "the interval is tight", "decided": "the interval is clear of every threshold",
            "budget": "the time budget is spent", "max_runs": "the pair limit is reached"}.get(reason or "", "")
     emit(f"{len(cand_t)} pairs ({why}): reference {timing.t_ref * 1e3:.3f} ms, candidate "
          f"{timing.t_cand * 1e3:.3f} ms ({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked"
-         + (f"; contended (others used {other:.1f} cores, or samples spread widely): interval widened" if noisy
-            else ""), True)
+         + (f"; contended (others used {other:.1f} cores, or samples spread widely): interval widened"
+            if timing.contended else ""), True)
     return timing, kernel_s
+
+
+def summarize(task: Task, ref_t: list[float], cand_t: list[float], other: float, reason: str | None,
+              rng: np.random.Generator, blas_threads: int | None) -> Timing:
+    """The Timing of paired samples: ratio of medians, the honest interval widened to the run-to-run floor."""
+    t_cand = float(np.median(cand_t))
+    s = speedup_point(ref_t, cand_t)
+    ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
+    ci = with_run_to_run(ci, s)
+    floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
+    return Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
+                  n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,
+                  achieved_gbs=task.min_bytes / t_cand / 1e9, achieved_gflops=task.min_flops / t_cand / 1e9,
+                  roof_fraction=floor / t_cand, contended=noisy, other_load=round(other, 3), stop=reason,
+                  ref_samples=list(ref_t), cand_samples=list(cand_t))
