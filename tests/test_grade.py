@@ -335,10 +335,10 @@ def test_discovery_survives_any_exception_per_file(tmp_path: Path, monkeypatch: 
     # whatever reading one file raises, the others are still found
     real = samples_mod.read_source
 
-    def flaky(path: Path) -> str:
+    def flaky(path: Path, within: Path | None = None) -> str:
         if path.stem == "ok":
             raise RecursionError("maximum recursion depth exceeded")
-        return real(path)
+        return real(path, within)
 
     def bad_intent(src: str) -> str:
         raise MemoryError

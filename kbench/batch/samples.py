@@ -76,9 +76,10 @@ def intent_or_note(src: str) -> str:
 
 
 def read_candidate(path: Path, task: str, origin: str) -> Candidate | Problem:
-    """One candidate file as a Candidate, or the Problem that keeps it from being one (never raises)."""
+    """One candidate file as a Candidate, or the Problem that keeps it from being one (never raises). Found in
+    a folder, it must really lie in that folder (``path``'s grandparent: ``FOLDER/<task>/<name>.py``)."""
     try:
-        src = read_source(path)
+        src = read_source(path, within=path.parent.parent)
     except CandidateFileError as e:
         return Problem(path, str(e))
     except Exception as e:  # noqa: BLE001 - whatever one file does, the folder's other files are read

@@ -13,6 +13,7 @@ import importlib.resources
 import inspect
 import io
 import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,21 +119,44 @@ class CandidateFileError(ValueError):
     """A candidate file that cannot even be read as text (the message is one line)."""
 
 
-def read_source(path: Path) -> str:
-    """Read a candidate file as text with a clear one-line error for what cannot be read."""
+def read_source(path: Path, within: Path | None = None) -> str:
+    """Read a candidate file as text with a clear one-line error for what cannot be read.
+
+    Only a regular file is read (a FIFO would block the reader, /dev/zero never end: the file is opened
+    without blocking and checked on its descriptor), at most ``MAX_SOURCE_BYTES``; ``within``: a folder the
+    file must really lie in (a sample linked to a secret outside the folder it was found in is not read)."""
+    if within is not None:
+        real, root = os.path.realpath(path), os.path.realpath(within)
+        if not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise CandidateFileError(f"{path} links outside {within}; not read")
     try:
-        size = path.stat().st_size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise CandidateFileError(f"cannot read {path}: {e.strerror or e}") from None
-    if path.is_dir():
-        raise CandidateFileError(f"{path} is a directory, not a candidate file")
-    if size > MAX_SOURCE_BYTES:
-        raise CandidateFileError(f"{path} is {size / 1e6:.1f} MB; candidate files are limited to "
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise CandidateFileError(f"{path} is a directory, not a candidate file")
+        if not stat.S_ISREG(st.st_mode):
+            raise CandidateFileError(f"{path} is not a regular file; not read")
+        if st.st_size > MAX_SOURCE_BYTES:
+            raise CandidateFileError(f"{path} is {st.st_size / 1e6:.1f} MB; candidate files are limited to "
+                                     f"{MAX_SOURCE_BYTES / 1e6:.0f} MB")
+        chunks, got = [], 0
+        while got <= MAX_SOURCE_BYTES:  # a file growing while it is read stops at the limit too
+            b = os.read(fd, MAX_SOURCE_BYTES + 1 - got)
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+    except OSError as e:
+        raise CandidateFileError(f"cannot read {path}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise CandidateFileError(f"{path} is over {MAX_SOURCE_BYTES / 1e6:.0f} MB; candidate files are limited to "
                                  f"{MAX_SOURCE_BYTES / 1e6:.0f} MB")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise CandidateFileError(f"cannot read {path}: {e.strerror or e}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -147,7 +171,7 @@ def load_folder(folder: Path, origin: str) -> list[Candidate]:
     for task_dir in sorted(p for p in folder.iterdir() if p.is_dir() and p.name in TASK):
         for f in sorted(task_dir.glob("*.py")):
             try:
-                src = read_source(f)
+                src = read_source(f, within=folder)
             except CandidateFileError:
                 continue
             out.append(Candidate(task_dir.name, f.stem, intent_of(src), src, f, origin))

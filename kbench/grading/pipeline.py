@@ -43,6 +43,7 @@ TimingLaneHook = Callable[[], ContextManager["int | None"]]
 #: How long the end-of-run stdout read may take (it is a memory read in a worker that is otherwise idle).
 STDOUT_READ_S = 1.0
 #: Input slots of a task's arena: 0 and 1 belong to the reference workers, these two to the candidate.
+#: (Naive stages its one reused timing input in TIMING_SLOT; hardened times on the trials' slot.)
 TRIAL_SLOT, TIMING_SLOT = 2, 3
 #: Empty calls that calibrate the grader's clock on the reference's timing twin.
 CALIBRATION_PINGS = 15
@@ -590,15 +591,16 @@ class HardenedRun(_Run):
             calib = self.calibrate(ref_worker)
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        slot = self.st.slot_views(self.task, TIMING_SLOT)
-        specs = self.st.x_specs(self.task, TIMING_SLOT)
+        # The trials' slot: a timed call's inputs sit where a checked call's did, so their address tells nothing.
+        slot = self.st.slot_views(self.task, TRIAL_SLOT)
+        specs = self.st.x_specs(self.task, TRIAL_SLOT)
         buffers = {"ref": np.empty(self.task.out_shape, np.float32), "cand": np.empty(self.task.out_shape, np.float32)}
         fresh = self.mode.has("fresh_inputs")
         drawn = [False]
 
         def next_input() -> tuple:
             if fresh or not drawn[0]:
-                self.g.draw_timing_input(self.task, slot)
+                self.g.draw_timing_input(self.task, slot, self.mode.dists)
                 drawn[0] = True
             return specs
 

@@ -122,13 +122,15 @@ class Grader:
         rng = np.random.default_rng([self.seed, name_key(task.name), 1, trial, name_key(dist)])
         return task.trial_inputs(rng, dist) if structured else task.make_inputs(rng, dist)
 
-    def draw_timing_input(self, task: Task, into: dict[str, np.ndarray]) -> None:
-        """A fresh, independent draw for one timed pair (normal, with the trials' structure: timed inputs must
-        not be told from checked ones by its absence), written into ``into`` (a slot). Each draw has its own
-        seed: nothing a kernel saw before predicts it."""
+    def draw_timing_input(self, task: Task, into: dict[str, np.ndarray], dists: tuple[str, ...] = ("normal",)) -> None:
+        """A fresh, independent draw for one timed pair, written into ``into`` (a slot): one of the mode's
+        distributions at random, with the trials' structure, so a timed input cannot be told from a checked one
+        by its values, and a shortcut wrong on any of them is wrong on some timed calls too (every timed output
+        is judged). Each draw has its own seed: nothing a kernel saw before predicts it."""
         self._timing_draws += 1
         rng = np.random.default_rng([self.seed, name_key(task.name), 3, self._timing_draws])
-        for name, v in task.trial_inputs(rng, "normal").items():
+        dist = dists[int(rng.integers(len(dists)))]
+        for name, v in task.trial_inputs(rng, dist).items():
             np.copyto(into[name], v)
 
     # -- staging -------------------------------------------------------------------------------------
