@@ -241,7 +241,8 @@ def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: py
     real_pin, real_worker = os.sched_setaffinity, pipeline.Worker
 
     def pin(pid: int, cpus: set) -> None:
-        pinned.append((pid, set(cpus)))
+        if pid:  # 0 is the grading process's own thread (warming a timed input on the timing core)
+            pinned.append((pid, set(cpus)))
         real_pin(pid, cpus)
 
     def worker(role: str, *a, cpu=None, **kw):  # noqa: ANN001, ANN202

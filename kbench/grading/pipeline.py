@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import secrets
 import threading
 import time
@@ -45,8 +46,25 @@ STDOUT_READ_S = 1.0
 #: Input slots of a task's arena: 0 and 1 belong to the reference workers, these two to the candidate.
 #: (Naive stages its one reused timing input in TIMING_SLOT; hardened times on the trials' slot.)
 TRIAL_SLOT, TIMING_SLOT = 2, 3
-#: Empty calls that calibrate the grader's clock on the reference's timing twin.
-CALIBRATION_PINGS = 15
+#: Calls that calibrate the grader's clock on the reference's timing twin.
+CALIBRATION_CALLS = 15
+
+
+def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
+    """Read ``arrays`` once from the timing core (both workers are stopped between pairs, so it is free): a
+    timed call then finds its inputs as hot as a copy made just before an in-process call would be, instead of
+    in the cache of the core that drew them."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        return
+    mine = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})  # this thread only
+        for a in arrays.values():
+            np.add.reduce(a, axis=None)
+    except OSError:
+        pass
+    finally:
+        os.sched_setaffinity(0, mine)
 
 
 class Cancelled(Exception):
@@ -588,20 +606,32 @@ class HardenedRun(_Run):
                                    stopped=True)
                 prepare(self.twin, self.task, self.st, self.remaining(), psets=(pset_id,))
             ref_worker = self.twin if own else self.worker
-            calib = self.calibrate(ref_worker)
+            # The trials' slot: a timed call's inputs sit where a checked call's did, so their address tells nothing.
+            slot = self.st.slot_views(self.task, TRIAL_SLOT)
+            specs = self.st.x_specs(self.task, TRIAL_SLOT)
+            calib = self.calibrate(ref_worker, specs, pset_id)
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        # The trials' slot: a timed call's inputs sit where a checked call's did, so their address tells nothing.
-        slot = self.st.slot_views(self.task, TRIAL_SLOT)
-        specs = self.st.x_specs(self.task, TRIAL_SLOT)
         buffers = {"ref": np.empty(self.task.out_shape, np.float32), "cand": np.empty(self.task.out_shape, np.float32)}
         fresh = self.mode.has("fresh_inputs")
         drawn = [False]
 
         def next_input() -> tuple:
             if fresh or not drawn[0]:
-                self.g.draw_timing_input(self.task, slot, self.mode.dists)
+                self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
                 drawn[0] = True
+            warm_on(self.timing_cpu, slot)
+            return specs
+
+        # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
+        # the explorer still times it, and its views without that distribution must not inherit the failure).
+        passed = {t.dist for t in self.trials if t.ok} - {t.dist for t in self.trials if not t.ok}
+        others = tuple(d for d in self.mode.dists if d != "normal" and d in passed)
+
+        def check_input() -> tuple:
+            self.g.draw_timing_input(self.task, slot, others)
+            drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
+            warm_on(self.timing_cpu, slot)
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
@@ -654,7 +684,8 @@ class HardenedRun(_Run):
                 budget_cap_s=max(min(tp.budget_s * stats.EXTEND_FACTOR, self.deadline - t0 - 1.0), 0.0),
                 pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
                 floor=self.mode.has("roofline_floor"),
-                on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"))
+                on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"),
+                check_input=check_input if fresh and others else None)
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         self.kernel_s += kernel_s
@@ -665,13 +696,21 @@ class HardenedRun(_Run):
                                                       self.timing.other_load or 0.0, self.timing.stop, self.rng,
                                                       self.g.blas_threads)
 
-    def calibrate(self, w: Worker) -> tuple[int, int]:
-        """The round trip of an empty call on the reference's worker, wall and CPU (medians), measured as every
-        timed call is: subtracted from both arms. Never measured on the candidate's worker, which could slow
-        its own empty calls to make its kernels look faster."""
+    def calibrate(self, w: Worker, specs: tuple, pset_id: str) -> tuple[int, int]:
+        """What a call costs beyond its kernel, wall and CPU (medians), measured as every timed call is: a call
+        through the same path, on the same inputs, returning an output of the task's shape that needs no work.
+        Subtracted from both arms. Measured on the reference's twin, never on the candidate's worker, which
+        could slow its own calls to make its kernels look faster."""
+        shape = tuple(self.task.out_shape)
+        src = (f"_out = np.zeros({shape!r}, np.float32)\n"
+               "def forward(x, params, alloc):\n    return _out\n")
+        reply = w.call(P.Load(src, "calibrate"), self.remaining())
+        if not isinstance(reply, P.Loaded):
+            raise RuntimeError(f"calibration failed: {P.error_of(reply)}")
         walls, cpus = [], []
-        for _ in range(CALIBRATION_PINGS):
-            k = w.run(P.Ping(), self.remaining(), None)
+        into = np.empty(shape, np.float32)
+        for _ in range(CALIBRATION_CALLS):
+            k = w.run(P.Call("calibrate", pset_id, specs, "readonly", "pool"), self.remaining(), ("<f4", shape), into)
             walls.append(k.wall_ns)
             cpus.append(k.cpu_ns)
         return int(np.median(walls)), int(np.median(cpus))

@@ -46,6 +46,10 @@ class TimingAborted(Exception):
 
 Emit = Callable[[str, "bool | None"], None]
 
+#: The share of timing pairs that are check pairs (another distribution, judged, not counted): speed is the
+#: speed on the task's timing distribution, while every distribution's outputs are checked while timing.
+CHECK_SHARE = 0.25
+
 
 def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], TimedCall],
             cand_call: Callable[[Any], TimedCall], next_input: Callable[[], Any],
@@ -53,7 +57,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
             floor: bool = True, on_implausible: Callable[[str], None] | None = None,
-            ref_first: bool = False) -> tuple[Timing, float]:
+            ref_first: bool = False, check_input: Callable[[], Any] | None = None) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
     ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
@@ -61,7 +65,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     ``budget_s``: no extension). ``pids``: the timed workers, whose CPU use is not counted as other
     processes' load. ``floor``: a candidate time below a quarter of the roofline floor is implausible: it
     aborts the timing, or is passed to ``on_implausible`` (which records it) and the timing is returned.
-    ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
+    ``check_input()``: an input of another distribution for uncounted, judged pairs mixed in at random
+    (``CHECK_SHARE`` of them). ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
     KernelBench's, runs it first), instead of a random order."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
@@ -78,6 +83,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     ref_t: list[float] = []
     cand_t: list[float] = []
     checked = 0
+    kernel_extra = 0.0
     orders = iter([True] * policy.max_runs if ref_first else pair_orders(rng, policy.max_runs))
     cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
     meter = LoadMeter(pids).start()
@@ -92,6 +98,14 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             if reason is not None:
                 break
         check_cancel()
+        if check_input is not None and check_timed is not None and rng.random() < CHECK_SHARE:
+            # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
+            # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
+            r, c = pair(check_input(), next(orders))
+            check_timed(c.output, r.output, len(cand_t) + 1)
+            checked += 1
+            kernel_extra += r.seconds + c.seconds
+            continue
         r, c = pair(next_input(), next(orders))
         ref_t.append(r.seconds)
         cand_t.append(c.seconds)
@@ -104,7 +118,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             emit(f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
     other = meter.other_cores()
-    kernel_s = sum(ref_t) + sum(cand_t)
+    kernel_s = sum(ref_t) + sum(cand_t) + kernel_extra
     timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads)
     implausible = roofline.implausibility(task, timing.t_cand) if floor else None
     if implausible:

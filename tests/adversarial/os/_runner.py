@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
-import resource
 import sys
 import time
 
@@ -39,7 +38,9 @@ def main() -> None:
     out = {"status": r.status, "msg": r.msg[:4000], "correct": r.correct, "speedup": r.speedup,
            "trials": [t.message[:500] for t in r.trials], "elapsed": elapsed,
            "isolation": list(getattr(r, "isolation", ()) or ()),
-           "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "after": after.status,
+           # VmHWM, this process's own peak: ru_maxrss would also count the test process's, from before exec
+           "maxrss_mb": int(next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")).split()[1]) / 1024,
+           "after": after.status,
            # This process's own secrets, which nothing the evaluation reports may contain.
            "secrets": [bytes(multiprocessing.current_process().authkey).hex()]}
     print("KBENCH_ADV_RESULT " + json.dumps(out), flush=True)
