@@ -475,7 +475,7 @@ def parse_params(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> Par
             if v.dtype != np.float32:
                 raise _fail(path, f"parameter {k!r} is a {v.dtype} array; parameters are float32 arrays and floats")
             p[k] = v
-        elif _number(v):
+        elif _number(v) or isinstance(v, (np.floating, np.integer)):
             p[k] = float(v)
         else:
             raise _fail(path, f"parameter {k!r} is a {type(v).__name__}; parameters are float32 arrays and floats")
