@@ -137,9 +137,23 @@ def _gate(task: Task) -> Line:
     if reply.findings:
         rule, line, detail = reply.findings[0]
         more = f" (+{len(reply.findings) - 1} more)" if len(reply.findings) > 1 else ""
-        return Line("gate", "fail", f"the static gate rejects the reference: line {line} {one_line(detail)} "
-                                    f"[{rule}]{more}; graders could not grade it against itself")
+        return Line("gate", "fail", f"the static gate rejects the reference: {_where(task, line)} "
+                                    f"{one_line(detail)} [{rule}]{more}; graders could not grade it against itself")
     return Line("gate", "ok", "the reference passes the static gate")
+
+
+def _where(task: Task, line: int) -> str:
+    """A line of ``ref_src`` as a line of the task's file, when the file holds it once (the reference is
+    forward and what it uses, cut from the file)."""
+    ref = task.ref_src.splitlines()
+    if task.path is None or not 0 < line <= len(ref):
+        return f"line {line}"
+    try:
+        lines = task.path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return f"line {line}"
+    hits = [i + 1 for i, text in enumerate(lines) if text == ref[line - 1]]
+    return f"line {hits[0]} of {task.path.name}" if len(hits) == 1 else f"line {line} of the reference"
 
 
 def _params(task: Task, g: Grader) -> list[Line]:

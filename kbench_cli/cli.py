@@ -115,13 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _fail("--repeats must be at least 1")
 
             return run_calibrate(args.repeats)
-        return _explore(args.candidates)
+        return _explore(args.candidates, args.tasks_main, args.task_sets_main)
     except KeyboardInterrupt:
         print("kbench: interrupted", file=sys.stderr)
         return 130
 
 
-def _explore(folders: list[str]) -> int:
+def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: list[str] | None = None) -> int:
     dirs = [Path(f) for f in folders]
     for d in dirs:
         if not d.is_dir():
@@ -137,7 +137,8 @@ def _explore(folders: list[str]) -> int:
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run
 
-    run(candidate_dirs=dirs)
+    # the task folders and sets are registered already (tasks_cli.activate); the app adds nothing twice
+    run(candidate_dirs=dirs, task_dirs=[Path(d) for d in task_dirs or []], task_sets=list(task_sets or []))
     return 0
 
 
