@@ -198,3 +198,30 @@ def test_bad_input_is_exit_2(args: list[str], tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# not a task\n")
     p = kbench(*args, cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+@pytest.mark.slow
+def test_grade_and_scores_with_a_task_folder(tmp_path: Path) -> None:
+    """``kbench grade --tasks``: the pool's grading processes load the folder too; scores count its task."""
+    (tmp_path / "my_tasks").mkdir()
+    (tmp_path / "my_tasks" / "my_rmsnorm.py").write_text(README_TASK)
+    (tmp_path / "model" / "my_rmsnorm").mkdir(parents=True)
+    (tmp_path / "model" / "my_rmsnorm" / "s0.py").write_text(FAST)
+    (tmp_path / "model" / "my_rmsnorm" / "s1.py").write_text(FAST.replace("out *= params[\"gamma\"]", "pass"))
+    env = {"PATH": "/usr/bin:/bin", "KBENCH_DATA_DIR": str(tmp_path / "data")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kbench_cli.cli", *args], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+
+    unknown = run("grade", "model", "--correctness-only", "--workers", "1")
+    assert unknown.returncode == 2 and "my_rmsnorm" in unknown.stderr  # without the folder: not a task
+    p = run("grade", "model", "--tasks", "my_tasks", "--correctness-only", "--workers", "1")
+    assert p.returncode == 0, p.stderr
+    s = run("scores", "--tasks", "my_tasks", "--json")
+    assert s.returncode == 0, s.stderr
+    rows = {r["level"]: r for r in json.loads(s.stdout)}
+    from kbench.core.tasks import TASKS
+
+    assert rows["all"]["tasks"] == len(TASKS) + 1 and rows["all"]["samples"] == 2
+    assert rows["1"]["rates"]["correct"] == 0.5 and rows["1"]["rates"]["wrong"] == 0.5
