@@ -53,16 +53,17 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (model, task, sample, digest, mode_hash, dists, code_hash))"""
 
 #: The packages whose source decides a verdict; the store key carries a hash of all of them.
-GRADING_PACKAGES = ("core", "sandbox", "timing", "grading")
+GRADING_PACKAGES = ("core", "sandbox", "timing", "grading", "tasksets")
 
 
 @functools.cache
 def grading_code_hash() -> str:
-    """A hash of every Python source file of kbench/core, sandbox, timing and grading (computed once)."""
+    """A hash of every Python source file of kbench/core, sandbox, timing and grading, and of every shipped task
+    set's task files (their references; candidates are keyed by their own content hash) (computed once)."""
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for pkg in GRADING_PACKAGES:
-        for f in sorted((root / pkg).rglob("*.py")):
+        for f in sorted((root / pkg).rglob("task.py" if pkg == "tasksets" else "*.py")):
             h.update(f.relative_to(root).as_posix().encode() + b"\0")
             h.update(f.read_bytes() + b"\0")
     return h.hexdigest()[:16]

@@ -117,12 +117,26 @@ def run(args: argparse.Namespace) -> int:
         store.close()
         return _fail(runner)
     try:
-        todo = plan(jobs_for(samples, modes), store)
+        todo = plan(_per_task(jobs_for(samples, modes), bool(args.dist)), store)
         unstored = _grade_with_progress(todo, store, runner, grade)
     finally:
         runner.close()
         store.close()
     return 1 if problems or unstored else 0
+
+
+def _per_task(jobs: list, keep_dists: bool) -> list:
+    """Each job's mode with its task file's tolerance and distributions (``kbench.core.tasks.mode_for``; the nine
+    declare none, so their jobs are unchanged). ``keep_dists``: the command line named the distributions."""
+    from kbench.core.tasks import TASK, mode_for
+
+    out = []
+    for j in jobs:
+        m = mode_for(TASK[j.sample.task], j.mode)
+        if keep_dists and m.dists != j.mode.dists:
+            m = m.with_dists(j.mode.dists)
+        out.append(j if m == j.mode else dataclasses.replace(j, mode=m))
+    return out
 
 
 def _runner(scheduler: str | None, workers: int):  # noqa: ANN202 - a Runner, or an error message

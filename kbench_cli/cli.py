@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"kbench {__version__}", help="print the version and exit")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
                    help="add a folder of candidate files (DIR/<task>/<name>.py) to the explorer")
+    from kbench_cli import tasks_cli
+
+    tasks_cli.add_task_options(p, suffix="_main")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND",
                            help="what to do (without one: the explorer)")
     e = sub.add_parser("eval", help="grade one candidate file, streaming the evaluator's steps")
@@ -76,15 +79,24 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_parser(sub)
     batch.add_parser(sub)
     scores.add_parser(sub)
+    tasks_cli.add_parser(sub)
+    for name in ("eval", "list", "report", "calibrate", "prompt", "grade", "scores"):
+        tasks_cli.add_task_options(sub.choices[name])
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command not in ("task", "doctor"):
+            from kbench_cli import tasks_cli
+
+            code = tasks_cli.activate(args)  # --tasks, --task-set and the settings file's
+            if code is not None:
+                return code
         if args.command == "eval":
             return _eval(args)
-        if args.command in ("prompt", "grade", "scores"):
+        if args.command in ("prompt", "grade", "scores", "task"):
             return args.run(args)
         if args.command == "list":
             return _list()
@@ -103,13 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _fail("--repeats must be at least 1")
 
             return run_calibrate(args.repeats)
-        return _explore(args.candidates)
+        return _explore(args.candidates, args.tasks_main, args.task_sets_main)
     except KeyboardInterrupt:
         print("kbench: interrupted", file=sys.stderr)
         return 130
 
 
-def _explore(folders: list[str]) -> int:
+def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: list[str] | None = None) -> int:
     dirs = [Path(f) for f in folders]
     for d in dirs:
         if not d.is_dir():
@@ -125,7 +137,8 @@ def _explore(folders: list[str]) -> int:
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run
 
-    run(candidate_dirs=dirs)
+    # the task folders and sets are registered already (tasks_cli.activate); the app adds nothing twice
+    run(candidate_dirs=dirs, task_dirs=[Path(d) for d in task_dirs or []], task_sets=list(task_sets or []))
     return 0
 
 
@@ -133,14 +146,15 @@ def _list() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from kbench.core.library import LIBRARY
-    from kbench.core.tasks import TASKS
+    from kbench.core.library import active as candidates
+    from kbench.core.tasks import active
     from kbench_cli.text import cell
 
     table = Table("task", "level", "candidates", "description")
-    for t in TASKS:  # the library's folder can be replaced (KBENCH_LIBRARY): its names are file names
-        names = [c.name for c in LIBRARY if c.task == t.name]
-        table.add_row(t.name, str(t.level), cell(", ".join(names)), t.description)
+    library = candidates()
+    for t in active():  # the library's folder can be replaced (KBENCH_LIBRARY): its names are file names
+        names = [c.name for c in library if c.task == t.name]
+        table.add_row(cell(t.name), str(t.level), cell(", ".join(names)), cell(t.description))
     # piped: wide enough that no cell wraps (a terminal keeps its own width)
     Console(width=None if sys.stdout.isatty() else 250).print(table)
     return 0
@@ -152,7 +166,7 @@ def _eval(args: argparse.Namespace) -> int:
     from kbench.grading.pipeline import evaluate
     from kbench.core.library import CandidateFileError, read_source
     from kbench.core.modes import get as get_mode
-    from kbench.core.tasks import TASK
+    from kbench.core.tasks import TASK, mode_for
 
     if args.task not in TASK:
         from kbench_cli.eval_output import did_you_mean
@@ -162,7 +176,7 @@ def _eval(args: argparse.Namespace) -> int:
         src = read_source(Path(args.file))
     except CandidateFileError as e:
         return _fail(str(e))
-    mode = get_mode(args.mode)
+    mode = mode_for(TASK[args.task], get_mode(args.mode))  # the task file's tolerance and distributions
     if args.dist:
         mode = mode.with_dists(tuple(dict.fromkeys(args.dist)))
     if args.timeout is not None:

@@ -67,11 +67,13 @@ def banned_builtins() -> frozenset[str]:
     return frozenset(static_gate.BANNED_BUILTINS)
 
 
-def rules() -> list[str]:
-    """What hardened mode enforces, read from the mode and the static gate."""
+def rules(task: Any = None) -> list[str]:
+    """What hardened mode enforces, read from the mode (with the task's own tolerance and distributions, when
+    its file declares them) and the static gate."""
     from kbench.core.modes import HARDENED
+    from kbench.core.tasks import mode_for
 
-    m = HARDENED
+    m = HARDENED if task is None else mode_for(task, HARDENED)
     tp = m.timing
     out = [
         f"Only these imports are allowed: {', '.join(allowed_imports())}; of them not "
@@ -130,7 +132,7 @@ def build(task_name: str, style: str) -> dict[str, Any]:
         f"Params: {param_text}\nOutput shape: {tuple(t.out_shape)}",
         f"## Reference (exactly what runs as the reference)\n```python\n{t.ref_src.strip()}\n```",
         f"## Contract\n{CONTRACT}",
-        "## Rules the grader enforces\n" + "\n".join(f"- {r}" for r in rules()),
+        "## Rules the grader enforces\n" + "\n".join(f"- {r}" for r in rules(t)),
     ]
     if example is not None:
         parts.append(f"## Example (another task)\nTask {example['task']}: {example['description']}\nReference:\n"
@@ -140,7 +142,7 @@ def build(task_name: str, style: str) -> dict[str, Any]:
                  "and nothing else.")
     return {"task": t.name, "level": t.level, "style": style, "prompt": "\n\n".join(parts),
             "description": t.description, "reference": t.ref_src, "inputs": {k: list(v) for k, v in t.inputs.items()},
-            "params": params, "output_shape": list(t.out_shape), "contract": CONTRACT, "rules": rules(),
+            "params": params, "output_shape": list(t.out_shape), "contract": CONTRACT, "rules": rules(t),
             "example": example}
 
 

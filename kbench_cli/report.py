@@ -24,7 +24,9 @@ from kbench.core.metrics import (K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p
 from kbench.core.modes import HARDENED, NAIVE, matrix_mode
 from kbench.core.results import Event, Result
 from kbench.core.status import look, speedup_phrase
-from kbench.core.tasks import TASK, TASKS
+from kbench.core.library import active as active_library
+from kbench.core.tasks import TASK, TASKS, mode_for
+from kbench.core.tasks import active as active_tasks
 from kbench.grading.pipeline import evaluate
 from kbench_cli.text import cell, line, markup
 from kbench.timing import roofline
@@ -168,10 +170,12 @@ def demo2() -> Results:
     results: Results = {"naive": {}, "hardened": {}}
     table = Table("task", "candidate", "intent", "naive", "hardened", "hardened says", expand=True)
     with console.status("") as status:
-        for i, c in enumerate(LIBRARY, 1):
-            status.update(f"evaluating {markup(c.key)} ({i}/{len(LIBRARY)})")
-            rn = evaluate(TASK[c.task], c.src, NAIVE, c.name)
-            rh = evaluate(TASK[c.task], c.src, HARDENED, c.name)
+        library = active_library()  # the lecture's library, and any registered task's (--task-set, --tasks)
+        for i, c in enumerate(library, 1):
+            status.update(f"evaluating {markup(c.key)} ({i}/{len(library)})")
+            t = TASK[c.task]
+            rn = evaluate(t, c.src, mode_for(t, NAIVE), c.name)
+            rh = evaluate(t, c.src, mode_for(t, HARDENED), c.name)
             results["naive"][(c.task, c.name)], results["hardened"][(c.task, c.name)] = rn, rh
             table.add_row(c.task, cell(c.name), cell(c.intent), fmt(rn), fmt(rh),
                           cell("" if rh.correct else short(rh.msg)))
@@ -204,7 +208,8 @@ class ScoreFacts:
 
 
 def _outcomes(res: dict[tuple[str, str], Result]) -> dict[str, list[tuple[bool, float | None, float | None]]]:
-    return {t.name: [outcome(res[(t.name, c.name)]) for c in library_for(t.name)] for t in TASKS if library_for(t.name)}
+    return {t.name: [outcome(res[(t.name, c.name)]) for c in library_for(t.name)] for t in active_tasks()
+            if library_for(t.name)}
 
 
 def score_facts(results: Results) -> ScoreFacts:
@@ -323,8 +328,8 @@ def run_calibrate(repeats: int = 3) -> int:
     """A/A: every task's reference graded as a candidate against itself, ``repeats`` times."""
     table = Table("task", "speedups", "max |s - 1|", "CI contains 1.0", "samples")
     worst, covered, total = 0.0, 0, 0
-    for t in TASKS:
-        rs = [evaluate(t, t.ref_src, HARDENED, "reference") for _ in range(max(1, repeats))]
+    for t in active_tasks():
+        rs = [evaluate(t, t.ref_src, mode_for(t, HARDENED), "reference") for _ in range(max(1, repeats))]
         sp = [r.speedup for r in rs if r.correct]
         cov = sum(1 for r in rs if r.speedup_ci and r.speedup_ci[0] <= 1.0 <= r.speedup_ci[1])
         drift = max((abs(s - 1) for s in sp), default=float("nan"))

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+
+
 def _flat(r: Score) -> dict[str, object]:
     d: dict[str, object] = {"model": r.model, "mode": r.mode, "level": r.level, "tasks": r.tasks,
                             "samples": r.samples}

@@ -9,9 +9,11 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from kbench.core.library import LIBRARY, Candidate
+from kbench.core.library import Candidate
+from kbench.core.library import active as library_active
 
 from . import paths, settings
+from . import tasks as task_files
 from .folders import scan
 from .model import Model
 from .screens.evaluation import EvaluateFn
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 def load_candidates(candidate_dirs: Iterable[Path] = ()) -> tuple[list[Candidate], list[str]]:
     """The library, the user's own candidates, and every ``--candidates`` folder; plus warnings. Never
     raises on what a folder holds (``folders.scan``): a hostile sample is skipped or loaded, not fatal."""
-    cands = list(LIBRARY) + scan(paths.user_candidates_dir(), "user")[0]
+    cands = list(library_active()) + scan(paths.user_candidates_dir(), "user")[0]
     warnings = []
     for d in candidate_dirs:
         found, skipped = scan(Path(d), str(d))
@@ -56,11 +58,13 @@ class KbenchApp(App[None]):
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit")]
 
     def __init__(self, candidate_dirs: Iterable[Path] = (), *, evaluate: EvaluateFn | None = None,
-                 store: "Store | None | bool" = None, candidates: Iterable[Candidate] | None = None) -> None:
+                 store: "Store | None | bool" = None, candidates: Iterable[Candidate] | None = None,
+                 task_dirs: Iterable[Path] = (), task_sets: Iterable[str] = ()) -> None:
         super().__init__()
-        warnings: list[str] = []
+        warnings: list[str] = task_files.load(task_dirs, task_sets)  # before candidates: theirs join the tree
         if candidates is None:
-            cands, warnings = load_candidates(candidate_dirs)
+            cands, more = load_candidates(candidate_dirs)
+            warnings += more
         else:
             cands = list(candidates)
         self._warnings = warnings
@@ -69,6 +73,7 @@ class KbenchApp(App[None]):
 
             evaluate = engine_evaluate
             prepare_engine()
+        evaluate = task_files.with_task_tolerance(evaluate)
         if store is None:
             from kbench.store import Store
 
@@ -153,6 +158,7 @@ class KbenchApp(App[None]):
             self.store.close()
 
 
-def run(candidate_dirs: list[Path] | None = None) -> None:
-    """Entry point for ``kbench`` (no arguments) and ``kbench --candidates DIR``."""
-    KbenchApp(candidate_dirs or []).run()
+def run(candidate_dirs: list[Path] | None = None, task_dirs: list[Path] | None = None,
+        task_sets: list[str] | None = None) -> None:
+    """Entry point for ``kbench`` (no arguments), ``kbench --candidates DIR`` and ``kbench --tasks DIR``."""
+    KbenchApp(candidate_dirs or [], task_dirs=task_dirs or [], task_sets=task_sets or []).run()

@@ -17,7 +17,7 @@ from kbench.core.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_
 from kbench.core.modes import HARDENED, NAIVE, Mode
 from kbench.core.results import Result
 from kbench.core.status import badge_text
-from kbench.core.tasks import TASKS
+from kbench.core.tasks import active as active_tasks
 
 #: What ``e`` runs in hardened mode: every distribution, and wrong candidates timed too, so any
 #: subset of distributions can be read off one evaluation (``Result.restricted``).
@@ -72,7 +72,7 @@ class Model:
 
     def _sort(self) -> None:
         """Task order, then the library, the user's own, each folder; by name."""
-        tasks = {t.name: i for i, t in enumerate(TASKS)}
+        tasks = {t.name: i for i, t in enumerate(active_tasks())}
         self.candidates.sort(key=lambda x: (tasks.get(x.task, 99), x.origin != "library", x.origin != "user",
                                             x.origin, x.name))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-GOOD = str(Path(__file__).resolve().parent.parent / "candidates" / "L1_gelu" / "cube_by_mult.py")
+GOOD = str(Path(__file__).resolve().parent.parent / "kbench" / "tasksets" / "lecture" / "L1_gelu" / "cube_by_mult.py")
 
 
 @pytest.mark.parametrize("args", [

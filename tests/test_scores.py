@@ -14,6 +14,7 @@ import pytest
 from kbench.batch.scores import scores
 from kbench.core.modes import HARDENED
 from kbench.core.results import Result, Timing
+from kbench.core.tasks import TASKS
 from kbench.store import Store
 from kbench_cli.cli import main
 
@@ -26,7 +27,9 @@ def res(task: str, status: str, speedup: float | None = None, ci: tuple[float, f
     return Result(task, "s", "hardened", HARDENED.dists, status, "", [], timing)
 
 
-# model "m", hardened, by task (levels: L1 has 4 tasks, L2 3, L3 2; 9 in all)
+# model "m", hardened, by task (the registry's levels: N1 tasks at level 1, N2 at level 2)
+N1 = sum(t.level == 1 for t in TASKS)
+N2 = sum(t.level == 2 for t in TASKS)
 M_SAMPLES = {
     "L1_gelu": [res("L1_gelu", "correct", 2.0, (1.8, 2.2)),  # > 1 by its interval and by its point
                 res("L1_gelu", "correct", 1.05, (0.95, 1.15)),  # > 1 by its point only
@@ -59,18 +62,18 @@ def by(rows: list, model: str, level: str):  # noqa: ANN201
 
 def test_level_1_by_hand(store: Store) -> None:
     r = by(scores(store.all()), "m", "1")
-    assert (r.tasks, r.samples, r.tasks_with_samples) == (4, 8, 2)
+    assert (r.tasks, r.samples, r.tasks_with_samples) == (N1, 8, 2)
     assert r.rates == pytest.approx({"correct": 4 / 8, "wrong": 2 / 8, "compile_error": 1 / 8,
                                      "runtime_error": 1 / 8, "rejected": 0.0})
     # fast_1: gelu 1 of 6 by interval (2 of 6 by point), softmax 0 of 2, the two tasks without samples 0
-    assert r.fast_p[1.0] == pytest.approx((1 / 6) / 4)
-    assert r.fast_p_point[1.0] == pytest.approx((2 / 6) / 4)
+    assert r.fast_p[1.0] == pytest.approx((1 / 6) / N1)
+    assert r.fast_p_point[1.0] == pytest.approx((2 / 6) / N1)
     # fast_0: every correct sample's interval is above 0: gelu 3/6, softmax 1/2
-    assert r.fast_p[0.0] == pytest.approx((3 / 6 + 1 / 2) / 4)
+    assert r.fast_p[0.0] == pytest.approx((3 / 6 + 1 / 2) / N1)
     # fast_1@k, unbiased, n = 6 and c = 1 (interval) or 2 (point) on gelu, c = 0 elsewhere:
     # k=1: c/n; k=5: 1 - C(5,5)/C(6,5) = 5/6 by interval, 1 by point (n - c = 4 < 5); k=10 is clamped to n: 1
-    assert r.fast_p_at_k == pytest.approx({1: (1 / 6) / 4, 5: (5 / 6) / 4, 10: 1 / 4})
-    assert r.fast_p_at_k_point == pytest.approx({1: (2 / 6) / 4, 5: 1 / 4, 10: 1 / 4})
+    assert r.fast_p_at_k == pytest.approx({1: (1 / 6) / N1, 5: (5 / 6) / N1, 10: 1 / N1})
+    assert r.fast_p_at_k_point == pytest.approx({1: (2 / 6) / N1, 5: 1 / N1, 10: 1 / N1})
     assert r.geomean_speedup == pytest.approx((2.0 * 1.05 * 0.9 * 0.5) ** 0.25)
 
 
@@ -78,14 +81,15 @@ def test_level_2_all_levels_and_other_model(store: Store) -> None:
     rows = scores(store.all())
     assert {r.model for r in rows} == {"m", "o"}  # the explorer's row is not a model's
     l2 = by(rows, "m", "2")
-    assert (l2.fast_p[1.0], l2.fast_p_at_k[5], l2.geomean_speedup) == pytest.approx((1 / 3, 1 / 3, 4.0))
+    assert (l2.fast_p[1.0], l2.fast_p_at_k[5], l2.geomean_speedup) == pytest.approx((1 / N2, 1 / N2, 4.0))
     l3 = by(rows, "m", "3")
     assert l3.samples == 0 and l3.fast_p[1.0] == 0.0 and l3.geomean_speedup is None
     everything = by(rows, "m", "all")
-    assert everything.tasks == 9 and everything.fast_p[1.0] == pytest.approx((1 / 6 + 1) / 9)
-    assert everything.fast_p[2.0] == pytest.approx((0 + 1) / 9)  # 2.0x's interval starts at 1.8: not > 2
+    n = len(TASKS)  # every task of the registry counts, with samples or not
+    assert everything.tasks == n and everything.fast_p[1.0] == pytest.approx((1 / 6 + 1) / n)
+    assert everything.fast_p[2.0] == pytest.approx((0 + 1) / n)  # 2.0x's interval starts at 1.8: not > 2
     o = by(rows, "o", "1")
-    assert o.fast_p[1.0] == pytest.approx(1 / 4) and o.fast_p_at_k[10] == pytest.approx(1 / 4)
+    assert o.fast_p[1.0] == pytest.approx(1 / N1) and o.fast_p_at_k[10] == pytest.approx(1 / N1)
     assert scores(store.all(), ["o"]) and {r.model for r in scores(store.all(), ["o"])} == {"o"}
 
 

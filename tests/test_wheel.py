@@ -31,10 +31,17 @@ def test_wheel_installs_and_grades_a_library_candidate(tmp_path: Path) -> None:
     listed = subprocess.run([str(kb), "list"], capture_output=True, text=True, env=run_env, cwd=cwd, timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert "row_scale" in listed.stdout and "L3_attention" in listed.stdout
-    where = subprocess.run([str(py), "-c", "import kbench.core.library as l; print(l.LIBRARY_DIR); "
-                            "print(len(l.LIBRARY))"], capture_output=True, text=True, env=run_env, cwd=cwd, timeout=60)
-    lib_dir, count = where.stdout.split()
-    assert str(env_dir) in lib_dir and int(count) == 36
+    where = subprocess.run([str(py), "-c", "import kbench.core.library as l, kbench.core.tasks as t; "
+                            "print(l.LIBRARY_DIR); print(len(l.LIBRARY)); print(len(t.TASKS)); "
+                            "print(len(t.load_shipped('extra').tasks))"],
+                           capture_output=True, text=True, env=run_env, cwd=cwd, timeout=60)
+    lib_dir, count, n_tasks, n_extra = where.stdout.split()
+    # as many as the checkout has: every task file, candidate and expectation shipped as package data
+    from kbench.core.library import LIBRARY
+    from kbench.core.tasks import TASKS, load_shipped
+
+    assert str(env_dir) in lib_dir and int(count) == len(LIBRARY) and int(n_tasks) == len(TASKS)
+    assert int(n_extra) == len(load_shipped("extra").tasks) >= 6
     cand = Path(lib_dir) / "L1_diag_matmul" / "row_scale.py"
     graded = subprocess.run([str(kb), "eval", "L1_diag_matmul", str(cand), "--json"], capture_output=True,
                             text=True, env=run_env, cwd=cwd, timeout=300)

@@ -50,6 +50,11 @@ def init_grading_process(lock_dir: str) -> None:
     from kbench.grading.truth import Grader
 
     _die_with_parent()
+    # A process started by `kbench grade --tasks DIR` (the local pool spawns fresh interpreters, Dask workers
+    # start elsewhere): the task folders its parent loaded, from the environment.
+    from kbench.usertasks import activate_from_env
+
+    activate_from_env()
     if threading.current_thread() is threading.main_thread():  # a pool process (a Dask worker: not ours)
         # Ctrl-C is the caller's to handle (it stops submitting and shuts the pool down); a pool process
         # dying of it mid-request would leave its sandbox fork server a torn message to complain about

@@ -20,7 +20,7 @@ from typing import Any
 from kbench.core import machine
 from kbench.core.metrics import fast_p_per_task, geomean_speedup, outcome, qualifies, unbiased_at_k
 from kbench.core.results import STATUSES
-from kbench.core.tasks import TASKS
+from kbench.core import tasks as tasks_mod
 from kbench.store import StoredResult
 
 P_GRID: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -83,7 +83,7 @@ def _isolation(rows: list[StoredResult]) -> list[str]:
 
 def score(model: str, mode: str, level: str, rows: list[StoredResult], p_grid: tuple[float, ...] = P_GRID,
           k_grid: tuple[int, ...] = K_GRID) -> Score:
-    tasks = [t.name for t in TASKS if level == "all" or str(t.level) == level]
+    tasks = [t.name for t in tasks_mod.active() if level == "all" or str(t.level) == level]
     rows = [r for r in rows if r.result.task in tasks]
     outcomes: dict[str, list] = defaultdict(list)
     for r in rows:
@@ -114,7 +114,7 @@ def scores(stored: list[StoredResult], models: list[str] | None = None) -> list[
         if s.model and (models is None or s.model in models):
             by[(s.model, s.result.mode, s.mode_hash)].append(s)
     names = Counter((m, name) for m, name, _ in by)
-    levels = sorted({str(t.level) for t in TASKS}) + ["all"]
+    levels = sorted({str(t.level) for t in tasks_mod.active()}) + ["all"]
     out = []
     for (m, name, h), rows in sorted(by.items()):
         timed = any(r.result.timing is not None for r in rows) or not any(r.result.correct for r in rows)

@@ -1,4 +1,5 @@
-"""The candidate library: ``kbench/candidates/<task>/<name>.py`` files, plus any user folders.
+"""The candidate library: the candidates beside each task file of the lecture's set
+(``kbench/tasksets/lecture/<task>/<name>.py``), plus those of any task set or folder registered later.
 
 A candidate's intent (what the "LLM" tried) is the first line of its module docstring. Files are read
 as text, never parsed or executed here: the docstring is read with the tokenizer, which stops at the first
@@ -9,7 +10,6 @@ intent ("(no docstring)" when none can be read).
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 import inspect
 import io
 import os
@@ -19,13 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench.core.loader import MAX_SOURCE_BYTES  # one constant for every reader of a source
+from kbench.core import tasks as _tasks
+from kbench.core.taskfile import NOT_CANDIDATES
 from kbench.core.tasks import TASK
 
-__all__ = ["MAX_SOURCE_BYTES", "Candidate", "CandidateFileError", "LIBRARY", "LIBRARY_DIR", "find", "intent_of",
-           "library_for", "load_folder", "read_source"]
+__all__ = ["MAX_SOURCE_BYTES", "Candidate", "CandidateFileError", "LIBRARY", "LIBRARY_DIR", "active", "find",
+           "intent_of", "library_for", "load_folder", "load_task_folder", "read_source", "register", "unregister"]
 
-#: Where the shipped library lives: package data (``kbench/candidates``), in a checkout and in a wheel alike.
-LIBRARY_DIR = Path(os.environ.get("KBENCH_LIBRARY") or str(importlib.resources.files("kbench") / "candidates"))
+#: Where the shipped library lives: the lecture's task folders (package data, in a checkout and in a wheel alike),
+#: each ``<task>/`` holding ``task.py`` and its candidates. ``KBENCH_LIBRARY`` replaces it (same layout).
+LIBRARY_DIR = Path(os.environ.get("KBENCH_LIBRARY") or str(_tasks.TASKSETS_DIR / _tasks.LECTURE))
 
 #: How much of a file the intent reader looks at: a docstring's first line is near the top.
 _INTENT_SCAN_CHARS = 64_000
@@ -163,18 +166,29 @@ def read_source(path: Path, within: Path | None = None) -> str:
         raise CandidateFileError(f"{path} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
 
 
+def load_task_folder(task: str, folder: Path, origin: str, within: Path | None = None) -> list[Candidate]:
+    """The candidates in one task's folder (every ``*.py`` beside its ``task.py``); unreadable files skipped, and
+    files that lie outside ``within`` (default: the task's folder) are not read."""
+    out: list[Candidate] = []
+    for f in sorted(folder.glob("*.py")):
+        if f.name in NOT_CANDIDATES:
+            continue
+        try:
+            src = read_source(f, within=within or folder)
+        except CandidateFileError:
+            continue
+        out.append(Candidate(task, f.stem, intent_of(src), src, f, origin))
+    return out
+
+
 def load_folder(folder: Path, origin: str) -> list[Candidate]:
-    """Candidates in ``folder/<task>/*.py``; files that cannot be read are skipped with no crash."""
+    """Candidates in ``folder/<task>/*.py`` (a task's own ``task.py`` is not one); files that cannot be read are
+    skipped with no crash."""
     out: list[Candidate] = []
     if not folder.is_dir():
         return out
     for task_dir in sorted(p for p in folder.iterdir() if p.is_dir() and p.name in TASK):
-        for f in sorted(task_dir.glob("*.py")):
-            try:
-                src = read_source(f, within=folder)
-            except CandidateFileError:
-                continue
-            out.append(Candidate(task_dir.name, f.stem, intent_of(src), src, f, origin))
+        out += load_task_folder(task_dir.name, task_dir, origin, within=folder)
     return out
 
 
@@ -184,14 +198,31 @@ def _task_order(c: Candidate) -> tuple[int, str]:
 
 
 LIBRARY: tuple[Candidate, ...] = tuple(sorted(load_folder(LIBRARY_DIR, "library"), key=_task_order))
+_EXTRA: list[Candidate] = []
+
+
+def register(cands: "list[Candidate] | tuple[Candidate, ...]") -> None:
+    """Candidates of registered tasks (a task set's own, a --tasks folder's) join ``active()``."""
+    keys = {(c.origin, c.key) for c in _EXTRA}
+    _EXTRA.extend(c for c in cands if (c.origin, c.key) not in keys)
+
+
+def unregister(tasks: "list[str] | None" = None) -> None:
+    """Forget registered candidates (of ``tasks``, or all)."""
+    _EXTRA[:] = [] if tasks is None else [c for c in _EXTRA if c.task not in tasks]
+
+
+def active() -> tuple[Candidate, ...]:
+    """The library and every registered task's candidates, in task order."""
+    return LIBRARY + tuple(_EXTRA)
 
 
 def library_for(task: str) -> list[Candidate]:
-    return [c for c in LIBRARY if c.task == task]
+    return [c for c in active() if c.task == task]
 
 
 def find(task: str, name: str) -> Candidate:
-    for c in LIBRARY:
+    for c in active():
         if c.task == task and c.name == name:
             return c
     raise KeyError(f"no library candidate {task}/{name}")

@@ -730,7 +730,7 @@ def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand
     ``timing_lane``: a context manager factory entered around the timing step, yielding the core to time
     on or None (batch grading passes ``kbench.grading.lanes.TimingLane.timing``)."""
     t = tasks_mod.get(task) if isinstance(task, str) else task
-    m = modes_mod.get(mode)
+    m = tasks_mod.mode_for(t, modes_mod.get(mode))  # what a task file declares: its tolerance, its distributions
     if dists is not None:
         m = m.with_dists(tuple(dists))
     g = grader or default_grader()

@@ -189,16 +189,15 @@ class Grader:
         """The truth for every trial of ``plan`` (index, dist, param kind, draw): cached ones at once, the
         others computed by up to ``REF_WORKERS`` reference workers side by side."""
         keys = [(task.name, i, dist, self.params(task, kind, draw)[0]) for i, dist, kind, draw in plan]
-        missing = [(k, p) for k, p in zip(keys, plan) if k not in self._truth]
+        have = {k: self._truth[k] for k in keys if k in self._truth}
+        for k in have:
+            self._truth.move_to_end(k)  # this call's own hits must not be what its new entries evict
+        missing = [(k, p) for k, p in zip(keys, plan) if k not in have]
         if missing:
-            self._compute(task, missing, timeout)
-        out = []
-        for k in keys:
-            self._truth.move_to_end(k)
-            out.append(self._truth[k])
-        return out
+            have.update(self._compute(task, missing, timeout))
+        return [have[k] for k in keys]
 
-    def _compute(self, task: Task, missing: list[tuple[tuple, tuple]], timeout: float) -> None:
+    def _compute(self, task: Task, missing: list[tuple[tuple, tuple]], timeout: float) -> dict[tuple, TrialTruth]:
         st = self.staging(task)
         n = max(1, min(REF_WORKERS, len(missing), len(_cpus())))
         workers = [self._reference_worker(i, task, timeout) for i in range(n)]
@@ -227,9 +226,11 @@ class Grader:
                         errors.append(f"reference for {task.name} failed: {P.error_of(k.reply, 'no output')}")
                     return
                 with lock:
-                    self._remember(key, TrialTruth(x, k.output))
+                    computed[key] = TrialTruth(x, k.output)
+                    self._remember(key, computed[key])
 
         lock = threading.Lock()
+        computed: dict[tuple, TrialTruth] = {}
         threads = [threading.Thread(target=one, args=(wi,), daemon=True, name=f"kbench-ref-{wi}") for wi in range(n)]
         for t in threads:
             t.start()
@@ -237,6 +238,7 @@ class Grader:
             t.join()
         if errors:
             raise RuntimeError(errors[0])
+        return computed
 
     def _remember(self, key: tuple, truth: TrialTruth) -> None:
         self._truth[key] = truth

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Static, Tree
 from kbench.core.distributions import ALL_DISTS, DIST_NOTES
 from kbench.core.library import Candidate
 from kbench.core.tasks import TASK, TASKS
+from kbench.core.tasks import active as active_tasks
 
 from .. import paths
 from ..model import MODE_NAMES, Model, cid, mode_for
@@ -139,7 +140,7 @@ class MainScreen(EvaluationMixin, Screen):
             return (c.task if c else None), c
         if kind == "task":
             return value, None
-        return next(t.name for t in TASKS if str(t.level) == value), None
+        return next(t.name for t in active_tasks() if str(t.level) == value), None
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         # Redrawing both source panes takes tens of ms: let the moved cursor reach the screen first, and

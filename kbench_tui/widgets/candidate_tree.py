@@ -11,10 +11,11 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from kbench.core.status import badge_text, look, short_badge
-from kbench.core.tasks import TASKS
 from kbench.core.text import one_line
 
 from ..model import Model, cid
+from ..tasks import label as task_label
+from ..tasks import shown as shown_tasks
 
 
 NodeData = tuple[str, str]  # ("level", "1") | ("task", name) | ("cand", cid)
@@ -86,10 +87,10 @@ class CandidateTree(Tree[NodeData]):
         self.clear()
         self._cand_nodes.clear()
         levels: dict[int, TreeNode[NodeData]] = {}
-        for task in TASKS:
+        for task in sorted(shown_tasks(), key=lambda t: t.level):  # by level; in each, the nine first
             if task.level not in levels:
                 levels[task.level] = self.root.add(f"Level {task.level}", ("level", str(task.level)), expand=True)
-            tnode = levels[task.level].add(Text(task.name, style="bold"), ("task", task.name), expand=True)
+            tnode = levels[task.level].add(task_label(task), ("task", task.name), expand=True)
             for c in model.for_task(task.name):
                 self._cand_nodes[cid(c)] = tnode.add_leaf(self._label(model, c, *self._layout(model)), ("cand", cid(c)))
         if keep is not None:
@@ -99,7 +100,7 @@ class CandidateTree(Tree[NodeData]):
         if model is None:
             return
         width, narrow = self._layout(model)
-        for task in TASKS:
+        for task in shown_tasks():
             for c in model.for_task(task.name):
                 node = self._cand_nodes.get(cid(c))
                 if node is not None:
