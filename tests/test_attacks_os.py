@@ -2,7 +2,8 @@
 
 Every file in ``tests/adversarial/os/`` is written as an attacker would write it; its docstring's first
 line names the trick: S sandbox escapes, P hostile replies (the grader trusting what the worker
-controls), R resources, G static-gate evasions. They try to kill, hang or bloat the process that grades
+controls), R resources, G static-gate evasions, D hostile sample folders (the grading process computing what
+a model's folder controls: discovery), T candidate text reaching the terminal. They try to kill, hang or bloat the process that grades
 them, so each evaluation runs in a fresh subprocess (``adversarial/os/_runner.py``) and this test only
 reads what it printed and how it ended.
 
@@ -18,11 +19,19 @@ hook off, ``ctypes`` and raw syscalls in the candidate's namespace). Whatever th
     user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
   * hardened never judges a kernel that skips the work correct and faster than 1.3x, and the gate rejects
-    every G file.
+    every G file;
+  * nothing of the run is left behind (issue 16): no process or thread of the grading process's session
+    outlives it, no file lease appears, no page of the files every worker maps (numpy's core extension,
+    ``os.py``, the worker's module) is evicted, and the grading process holds no descriptor a worker sent it;
+  * what an attack learned stays with it: its verdict never says what ``must_not_say`` names (an attack
+    reports a leak or an escape it managed in its own error message).
+D files are not candidates: each builds a hostile model folder (``build``) that ``kbench grade`` must get
+through (``test_hostile_folder_is_graded``). Files marked ``terminal`` are also run through ``kbench eval``
+on a colour terminal (``test_candidate_text_cannot_drive_the_terminal``).
 Naive keeps only KernelBench v0's *grading* weaknesses: it may be fooled, never escaped, crashed or hung.
 
-A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <class>")``: the
-fixers see an XPASS once they close it, and must then delete the mark.
+A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <mechanism>")`` (the
+table's ``hole``, or its class): the fixers see an XPASS once they close it, and must then delete the mark.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import leftovers
 from tests.attack_sources import bad_parts, graded_source
 
 OS_ADV = Path(__file__).parent / "adversarial" / "os"
@@ -55,9 +65,10 @@ RUNS = ("naive", "hardened", "gate-off", "native")
 
 GELU = "L1_gelu"
 ESCAPE, GATE, REPLY, RESOURCE = "sandbox escape", "static gate", "grader trusts the worker", "resources"
+DISCOVERY, TERMINAL = "grading process computes what the candidate controls", "candidate text reaches the terminal"
 
 
-CLASS_OF_LETTER = {"s": ESCAPE, "g": GATE, "p": REPLY, "r": RESOURCE}
+CLASS_OF_LETTER = {"s": ESCAPE, "g": GATE, "p": REPLY, "r": RESOURCE, "d": DISCOVERY, "t": TERMINAL}
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,11 @@ class Attack:
     limits: dict = field(default_factory=dict)
     open_in: tuple[str, ...] = ()
     task: str = GELU
+    hole: str = ""  # the mechanism an open hole gets through by (the xfail reason)
+    kind: str = "candidate"  # or "folder": a hostile model folder for kbench grade (D files)
+    setup: str = ""  # a SETUPS entry the test runs before grading (the state the attack probes)
+    must_not_say: str = ""  # a regular expression the verdict message must not match
+    terminal: bool = False  # also run through kbench eval on a colour terminal
 
     @property
     def cls(self) -> str:
@@ -89,7 +105,9 @@ def _load_attacks() -> list[Attack]:
 
 
 ATTACKS = _load_attacks()
-ID_RE = r"^(S|P|R|G)\d+ [^:]+: \S"
+CANDIDATES = [a for a in ATTACKS if a.kind == "candidate"]
+FOLDERS = [a for a in ATTACKS if a.kind == "folder"]
+ID_RE = r"^(S|P|R|G|D|T)\d+ [^:]+: \S"
 
 
 def _markers() -> set[str]:
@@ -135,23 +153,57 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     spec = {"file": str(graded), "task": attack.task, "mode": mode, "name": attack.file,
             "replace": replace, "gate": gate, "harness": harness}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
+    # A session of its own: whatever of this grading process outlives it is found by its session id.
+    popen = subprocess.Popen([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                             start_new_session=True)
+    _SESSIONS.append(popen.pid)
     try:
-        proc = subprocess.run([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,
-                              capture_output=True, text=True, errors="replace", timeout=limit)
+        out, err = popen.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        leftovers.kill_all(leftovers.session_processes(popen.pid))
+        popen.communicate()
         return None, None, canary, limit
+    proc = subprocess.CompletedProcess(popen.args, popen.returncode, out, err)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("KBENCH_ADV_RESULT ")), None)
     result = json.loads(line.removeprefix("KBENCH_ADV_RESULT ")) if line else None
     return result, proc, canary, limit
 
 
+#: The session of each grading process started (its pid: it leads the session), last one last.
+_SESSIONS: list[int] = []
+
+
+def _open_mark(a: Attack) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"open hole: {a.hole or a.cls}")
+
+
+# ------------------------------------------------------------------ state an attack probes (``setup``)
+
+def _stdlib(name: str) -> str:
+    return os.path.join(os.path.dirname(os.__file__), *name.split("/"))
+
+
+def _setup_page_cache() -> None:
+    """S9: one stdlib file nobody uses out of the page cache, another just read into it."""
+    fd = os.open(_stdlib("pydoc_data/topics.py"), os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    Path(_stdlib("tabnanny.py")).read_bytes()
+
+
+SETUPS = {"page_cache": _setup_page_cache}
+
+
 def _params():
     out = []
-    for a in ATTACKS:
+    for a in CANDIDATES:
         for run in RUNS:
             marks = []
             if run in a.open_in:
-                marks.append(pytest.mark.xfail(strict=True, reason=f"open hole: {a.cls}"))
+                marks.append(_open_mark(a))
             out.append(pytest.param(a, run, marks=marks, id=f"{a.file.removesuffix('.py')}-{run}"))
     return out
 
@@ -162,10 +214,12 @@ def test_every_attack_is_in_the_table_and_documented():
     for a in ATTACKS:
         first = (OS_ADV / a.file).read_text().lstrip().removeprefix('"""').splitlines()[0]
         assert re.match(ID_RE, first), (a.file, first)
-        assert set(a.open_in) <= set(RUNS) and a.why
+        assert set(a.open_in) <= set(RUNS) | {"grade"} and a.why
         assert not bad_parts(OS_ADV, a.parts), a.parts
+        assert a.kind in ("candidate", "folder") and (a.kind == "folder") == (a.cls == DISCOVERY), a.file
+        assert not a.setup or a.setup in SETUPS, a.setup
     classes = {a.cls for a in ATTACKS}
-    assert classes == {ESCAPE, GATE, REPLY, RESOURCE}, classes
+    assert classes == {ESCAPE, GATE, REPLY, RESOURCE, DISCOVERY, TERMINAL}, classes
 
 
 @pytest.mark.parametrize("attack,run", _params())
@@ -173,6 +227,11 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     before = _markers()
     db = _make_db(tmp_path / "data")
     db_before = _db_state(db)
+    leases_before = leftovers.leases()
+    pages = leftovers.PageWatch()
+    if attack.setup:
+        SETUPS[attack.setup]()
+    proc = None
     try:
         result, proc, canary, limit = _grade(attack, run, tmp_path)
     finally:
@@ -182,9 +241,17 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
                 os.remove(p)
             except OSError:
                 pass
+        sid = _SESSIONS[-1] if _SESSIONS else -1
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(sid))
+        leftovers.kill_all(outlived)
     where = f"{attack.file} ({run})"
     assert not left, f"{where}: a candidate wrote outside its sandbox: {sorted(left)}"
     assert proc is not None, f"{where}: the grading process hung (killed after {limit:g} s)"
+    assert not outlived, f"{where}: processes of the grading process outlived it: {sorted(outlived.values())}"
+    new_leases = leftovers.leases() - leases_before
+    assert not new_leases, f"{where}: a lease was left behind: {sorted(new_leases)}"
+    evicted = pages.evicted()
+    assert not evicted, f"{where}: pages every worker maps were evicted: {evicted}"
     assert proc.returncode == 0 and result is not None, (
         f"{where}: the grading process died (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
     assert canary not in proc.stdout + proc.stderr, f"{where}: the grader's environment leaked: {result['msg'][:200]}"
@@ -192,6 +259,10 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     for secret in result.get("secrets", []):
         assert secret not in reported, f"{where}: a secret of the grading process leaked: {result['msg'][:120]}"
     assert _db_state(db) == db_before, f"{where}: the results database changed"
+    handed = [t for t in result.get("fds", []) if t == "/dev/urandom" or t.endswith(".so")]
+    assert not handed, f"{where}: the grading process holds descriptors a worker sent it: {handed}"
+    if attack.must_not_say:
+        assert not re.search(attack.must_not_say, result["msg"]), f"{where}: {result['msg'][:300]}"
     assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
     assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
     timeout = float(attack.limits.get("timeout_s", 30.0))
@@ -208,19 +279,32 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # C0 controls but \t and \n, DEL, CSI
 
 
+_TERMINAL = ["p6_terminal_escape.py"] + [a.file for a in ATTACKS if a.terminal]
+
+
+@pytest.mark.parametrize("file", _TERMINAL)
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
-def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
-    """P6: whatever the candidate puts in its error text, ``kbench eval`` prints no control character it chose
-    (no escape sequence reaches the user's terminal: no fake verdict, no hidden text, no clipboard write)."""
+def test_candidate_text_cannot_drive_the_terminal(mode: str, file: str, tmp_path: Path):
+    """P6 (and every ``terminal`` attack): whatever the candidate puts in its error text or its source, ``kbench
+    eval`` prints no control character it chose (no escape sequence reaches the user's terminal: no fake
+    verdict, no hidden text, no clipboard write); on a colour terminal it emits no OSC sequence (a hyperlink,
+    a window title) at all, and rich markup in candidate text stays text."""
     env = {**os.environ, "KBENCH_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "eval", GELU, str(OS_ADV / "p6_terminal_escape.py"),
-                           "--mode", mode], env=env, cwd=tmp_path, capture_output=True, text=True, errors="replace",
+    argv = [sys.executable, "-m", "kbench_cli.cli", "eval", GELU, str(OS_ADV / file), "--mode", mode]
+    proc = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, errors="replace",
                           timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1, proc.stderr[-300:]
     out = proc.stdout + proc.stderr
-    assert "RuntimeError" in out  # the message is shown, made harmless
+    assert re.search("RuntimeError|rejected", out)  # the message is shown, made harmless
     bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
     assert not bad, f"kbench eval printed control characters the candidate chose: {bad}"
+    colour = {**env, "FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "200"}
+    proc = subprocess.run(argv, env=colour, cwd=tmp_path, capture_output=True, text=True, errors="replace",
+                          timeout=60, stdin=subprocess.DEVNULL)
+    out = proc.stdout + proc.stderr
+    assert "\x1b]" not in out, f"kbench eval emitted an OSC sequence on a colour terminal: {out[-300:]!r}"
+    if "[link=" in (OS_ADV / file).read_text():
+        assert "[link=" in out, "candidate markup was rendered instead of shown"
 
 
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
@@ -247,3 +331,76 @@ def test_candidate_text_cannot_become_a_spreadsheet_formula(mode: str, tmp_path:
     for row in rows:
         for col in ("msg", "status", "candidate"):
             assert not (row[col] or "").startswith(("=", "+", "-", "@", "\t", "\r")), f"{col}: {row[col][:80]!r}"
+
+
+# ------------------------------------------------------------------ hostile model folders (D files)
+
+def _folder_params():
+    return [pytest.param(a, marks=[_open_mark(a)] if "grade" in a.open_in else [], id=a.file.removesuffix(".py"))
+            for a in FOLDERS]
+
+
+GRADE_LIMIT_S = 40.0
+GRADE_AS_LIMIT = 3 << 30  # the grading process's address space: an unbounded read stops here, not at the machine's end
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (GRADE_AS_LIMIT, resource.RLIM_INFINITY))
+
+
+@pytest.mark.parametrize("attack", _folder_params())
+def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
+    """A model's folder holding the attack's entries beside an honest sample: ``kbench grade`` ends within its
+    limit with a peak under 1 GiB, grades the honest sample (correct, in the store), prints no control
+    character, and no secret of the project it sits in (a ``.env`` beside the folder) shows in its output or
+    its store."""
+    import importlib.util
+
+    import kbench
+
+    canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
+    project = tmp_path / "project"
+    task_dir = project / "model" / GELU
+    task_dir.mkdir(parents=True)
+    (project / ".env").write_text(f"API_TOKEN={canary}\n")
+    (task_dir / "reference.py").write_text(kbench.TASK[GELU].ref_src, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_adv_{attack.file[:-3]}", OS_ADV / attack.file)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.build(task_dir, project)
+    data = tmp_path / "data"
+    env = {**os.environ, "KBENCH_DATA_DIR": str(data), "KBENCH_ADV_CANARY": canary}
+    # A launcher that reports the peak of every grading process under it (itself a bystander), the soft limit
+    # making an unbounded read stop at 3 GiB instead of the machine's end (workers still set their own limit).
+    launcher = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+                "print('KBENCH_ADV_PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+                "sys.exit(p.returncode)")
+    argv = [sys.executable, "-c", launcher, sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"),
+            "--correctness-only", "--workers", "1"]
+    proc = subprocess.Popen(argv, env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limit_memory)
+    try:
+        out_b, err_b = proc.communicate(timeout=GRADE_LIMIT_S)
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+        leftovers.kill_all(leftovers.session_processes(proc.pid))
+        out_b, err_b = proc.communicate()
+    finally:
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(proc.pid))
+        leftovers.kill_all(outlived)
+    out = (out_b + err_b).decode("utf-8", "replace")
+    peak = re.search(r"KBENCH_ADV_PEAK_KB (\d+)", out)
+    peak_mb = int(peak.group(1)) / 1024 if peak else 0.0
+    where = attack.file
+    assert not hung, f"{where}: kbench grade hung (killed after {GRADE_LIMIT_S:g} s): {out[-300:]}"
+    assert "Traceback" not in out, f"{where}: {out[-500:]}"
+    assert peak_mb < 1024, f"{where}: a grading process peaked at {peak_mb:.0f} MB"
+    bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
+    assert not bad, f"{where}: kbench grade printed control characters: {bad}"
+    assert not outlived, f"{where}: processes of kbench grade outlived it: {sorted(outlived.values())}"
+    stored = "\n".join(line for db in data.glob("*.sqlite3") for line in _db_state(db))
+    assert canary not in out and canary not in stored, f"{where}: the project's secret leaked: {out[-300:]}"
+    assert re.search(r"reference hardened: correct", out), f"{where}: the honest sample was not graded: {out[-300:]}"

@@ -10,12 +10,23 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import os
 import resource
 import sys
 import time
 
 import kbench
 from kbench import HARDENED, NAIVE
+
+
+def _fd_targets() -> list[str]:
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return out
 
 
 def main() -> None:
@@ -41,7 +52,9 @@ def main() -> None:
            "isolation": list(getattr(r, "isolation", ()) or ()),
            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "after": after.status,
            # This process's own secrets, which nothing the evaluation reports may contain.
-           "secrets": [bytes(multiprocessing.current_process().authkey).hex()]}
+           "secrets": [bytes(multiprocessing.current_process().authkey).hex()],
+           # What this process holds open once both evaluations are over (a worker must not hand it files).
+           "fds": _fd_targets()}
     print("KBENCH_ADV_RESULT " + json.dumps(out), flush=True)
 
 
