@@ -14,7 +14,8 @@ hook off, ``ctypes`` and raw syscalls in the candidate's namespace). Whatever th
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
   * the results database is byte-for-byte what it was (same rows, no trigger);
-  * no secret of the grading process (its multiprocessing authkey) shows in the verdict;
+  * no secret of the grading process (its multiprocessing authkey, a canary on its command line) shows in the
+    verdict;
   * a canary in the grading process's environment, and in a ``.env`` file beside the grading script (the
     user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
@@ -154,7 +155,10 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
             "replace": replace, "gate": gate, "harness": harness}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
     # A session of its own: whatever of this grading process outlives it is found by its session id.
-    popen = subprocess.Popen([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,
+    # The last argument is a canary of the grading process's command line (the runner counts it as a secret).
+    argv_canary = "KBENCH_ADV_ARGV_" + secrets.token_hex(8)
+    popen = subprocess.Popen([sys.executable, str(project / "grade_one.py"), json.dumps(spec), argv_canary], env=env,
+                             cwd=project,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                              start_new_session=True)
     _SESSIONS.append(popen.pid)
