@@ -345,6 +345,7 @@ def _folder_params():
 
 
 GRADE_LIMIT_S = 40.0
+SCAN_LIMIT_S = 15.0
 GRADE_AS_LIMIT = 3 << 30  # the grading process's address space: an unbounded read stops here, not at the machine's end
 
 
@@ -354,12 +355,36 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (GRADE_AS_LIMIT, resource.RLIM_INFINITY))
 
 
+def _bounded_run(argv: list[str], env: dict, cwd: Path, limit: float) -> tuple[str, bool, float, dict]:
+    """Run ``argv`` in a session of its own under a 3 GiB soft address-space limit, behind a launcher that
+    reports the peak RSS of every process under it; (output, hung, peak MB, processes that outlived it)."""
+    launcher = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+                "print('KBENCH_ADV_PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+                "sys.exit(p.returncode)")
+    proc = subprocess.Popen([sys.executable, "-c", launcher, *argv], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_limit_memory)
+    try:
+        out_b, err_b = proc.communicate(timeout=limit)
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+        leftovers.kill_all(leftovers.session_processes(proc.pid))
+        out_b, err_b = proc.communicate()
+    finally:
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(proc.pid))
+        leftovers.kill_all(outlived)
+    out = (out_b + err_b).decode("utf-8", "replace")
+    peak = re.search(r"KBENCH_ADV_PEAK_KB (\d+)", out)
+    return out, hung, (int(peak.group(1)) / 1024 if peak else 0.0), outlived
+
+
 @pytest.mark.parametrize("attack", _folder_params())
 def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
-    """A model's folder holding the attack's entries beside an honest sample: ``kbench grade`` ends within its
-    limit with a peak under 1 GiB, grades the honest sample (correct, in the store), prints no control
-    character, and no secret of the project it sits in (a ``.env`` beside the folder) shows in its output or
-    its store."""
+    """A model's folder holding the attack's entries beside an honest sample: the explorer's folder scan and
+    ``kbench grade`` each end within their limit with a peak under 1 GiB; the scan lists the honest sample and
+    grade grades it (correct, in the store), prints no control character, and no secret of the project the
+    folder sits in (a ``.env`` beside it) shows in its output or its store."""
     import importlib.util
 
     import kbench
@@ -376,35 +401,23 @@ def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
     mod.build(task_dir, project)
     data = tmp_path / "data"
     env = {**os.environ, "KBENCH_DATA_DIR": str(data), "KBENCH_ADV_CANARY": canary}
-    # A launcher that reports the peak of every grading process under it (itself a bystander), the soft limit
-    # making an unbounded read stop at 3 GiB instead of the machine's end (workers still set their own limit).
-    launcher = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
-                "print('KBENCH_ADV_PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
-                "sys.exit(p.returncode)")
-    argv = [sys.executable, "-c", launcher, sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"),
-            "--correctness-only", "--workers", "1"]
-    proc = subprocess.Popen(argv, env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limit_memory)
-    try:
-        out_b, err_b = proc.communicate(timeout=GRADE_LIMIT_S)
-        hung = False
-    except subprocess.TimeoutExpired:
-        hung = True
-        leftovers.kill_all(leftovers.session_processes(proc.pid))
-        out_b, err_b = proc.communicate()
-    finally:
-        outlived = leftovers.outliving(lambda: leftovers.session_processes(proc.pid))
-        leftovers.kill_all(outlived)
-    out = (out_b + err_b).decode("utf-8", "replace")
-    peak = re.search(r"KBENCH_ADV_PEAK_KB (\d+)", out)
-    peak_mb = int(peak.group(1)) / 1024 if peak else 0.0
+    grade = [sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"), "--correctness-only",
+             "--workers", "1"]
+    out, hung, peak_mb, outlived = _bounded_run(grade, env, project, GRADE_LIMIT_S)
+    scan = [sys.executable, "-c", "import sys; from pathlib import Path; from kbench_tui.folders import scan; "
+            "found, skipped = scan(Path(sys.argv[1]), 'model'); print('KBENCH_ADV_SCANNED', *sorted(ascii(c.name) for c in found))",
+            str(project / "model")]
+    scan_out, scan_hung, scan_peak, scan_left = _bounded_run(scan, env, project, SCAN_LIMIT_S)
     where = attack.file
+    assert not scan_hung, f"{where}: the explorer's folder scan hung (killed after {SCAN_LIMIT_S:g} s)"
+    assert scan_peak < 1024, f"{where}: the explorer's folder scan peaked at {scan_peak:.0f} MB"
+    assert re.search(r"KBENCH_ADV_SCANNED.* 'reference'", scan_out), f"{where}: the explorer's scan: {scan_out[-300:]}"
     assert not hung, f"{where}: kbench grade hung (killed after {GRADE_LIMIT_S:g} s): {out[-300:]}"
     assert "Traceback" not in out, f"{where}: {out[-500:]}"
     assert peak_mb < 1024, f"{where}: a grading process peaked at {peak_mb:.0f} MB"
     bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
     assert not bad, f"{where}: kbench grade printed control characters: {bad}"
-    assert not outlived, f"{where}: processes of kbench grade outlived it: {sorted(outlived.values())}"
+    assert not outlived and not scan_left, f"{where}: processes outlived kbench grade: {sorted(outlived.values())}"
     stored = "\n".join(line for db in data.glob("*.sqlite3") for line in _db_state(db))
     assert canary not in out and canary not in stored, f"{where}: the project's secret leaked: {out[-300:]}"
     assert re.search(r"reference hardened: correct", out), f"{where}: the honest sample was not graded: {out[-300:]}"
