@@ -37,13 +37,14 @@ def _stat_fields(pid: str) -> list[str] | None:
 
 
 def session_processes(sid: int) -> dict[int, str]:
-    """pid -> short description, for every live process of session ``sid`` (zombies included)."""
+    """pid -> short description, for every live process of session ``sid`` (not zombies: they are dead, and wait
+    only for whoever inherited them to reap them, which in a container's init can take a second)."""
     out = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         fields = _stat_fields(pid)
-        if fields is None or int(fields[3]) != sid:  # state ppid pgrp session ...
+        if fields is None or int(fields[3]) != sid or fields[0] in ("Z", "X"):  # state ppid pgrp session ...
             continue
         try:
             with open(f"/proc/{pid}/status") as f:

@@ -401,9 +401,6 @@ def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
     mod.build(task_dir, project)
     data = tmp_path / "data"
     env = {**os.environ, "KBENCH_DATA_DIR": str(data), "KBENCH_ADV_CANARY": canary}
-    grade = [sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"), "--correctness-only",
-             "--workers", "1"]
-    out, hung, peak_mb, outlived = _bounded_run(grade, env, project, GRADE_LIMIT_S)
     scan = [sys.executable, "-c", "import sys; from pathlib import Path; from kbench_tui.folders import scan; "
             "found, skipped = scan(Path(sys.argv[1]), 'model'); print('KBENCH_ADV_SCANNED', *sorted(ascii(c.name) for c in found))",
             str(project / "model")]
@@ -412,12 +409,16 @@ def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
     assert not scan_hung, f"{where}: the explorer's folder scan hung (killed after {SCAN_LIMIT_S:g} s)"
     assert scan_peak < 1024, f"{where}: the explorer's folder scan peaked at {scan_peak:.0f} MB"
     assert re.search(r"KBENCH_ADV_SCANNED.* 'reference'", scan_out), f"{where}: the explorer's scan: {scan_out[-300:]}"
+    assert not scan_left, f"{where}: processes outlived the scan: {sorted(scan_left.values())}"
+    grade = [sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"), "--correctness-only",
+             "--workers", "1"]
+    out, hung, peak_mb, outlived = _bounded_run(grade, env, project, GRADE_LIMIT_S)
     assert not hung, f"{where}: kbench grade hung (killed after {GRADE_LIMIT_S:g} s): {out[-300:]}"
     assert "Traceback" not in out, f"{where}: {out[-500:]}"
     assert peak_mb < 1024, f"{where}: a grading process peaked at {peak_mb:.0f} MB"
     bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
     assert not bad, f"{where}: kbench grade printed control characters: {bad}"
-    assert not outlived and not scan_left, f"{where}: processes outlived kbench grade: {sorted(outlived.values())}"
+    assert not outlived, f"{where}: processes outlived kbench grade: {sorted(outlived.values())}"
     stored = "\n".join(line for db in data.glob("*.sqlite3") for line in _db_state(db))
     assert canary not in out and canary not in stored, f"{where}: the project's secret leaked: {out[-300:]}"
     assert re.search(r"reference hardened: correct", out), f"{where}: the honest sample was not graded: {out[-300:]}"
