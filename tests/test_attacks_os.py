@@ -198,7 +198,21 @@ def _setup_page_cache() -> None:
     Path(_stdlib("tabnanny.py")).read_bytes()
 
 
-SETUPS = {"page_cache": _setup_page_cache}
+PIP_CONF_CANARY = "KBENCH_ADV_PIPCONF_" + secrets.token_hex(8)
+
+
+def _setup_prefix_config():
+    """S18: a pip.conf in the virtualenv that holds only a comment with a canary (pip reads nothing from it),
+    removed after the run."""
+    path = Path(sys.prefix) / "pip.conf"
+    if path.exists():
+        pytest.skip(f"{path} exists: it is the user's, not the test's to replace")
+    path.write_text(f"# {PIP_CONF_CANARY}\n")
+    return path.unlink
+
+
+#: State an attack probes, made before its run; a setup may return what undoes it.
+SETUPS = {"page_cache": _setup_page_cache, "prefix_config": _setup_prefix_config}
 
 
 def _params():
@@ -233,12 +247,13 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     db_before = _db_state(db)
     leases_before = leftovers.leases()
     pages = leftovers.PageWatch()
-    if attack.setup:
-        SETUPS[attack.setup]()
+    undo = SETUPS[attack.setup]() if attack.setup else None
     proc = None
     try:
         result, proc, canary, limit = _grade(attack, run, tmp_path)
     finally:
+        if undo is not None:
+            undo()
         left = _markers() - before
         for p in left:
             try:
