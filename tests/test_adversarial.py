@@ -12,6 +12,10 @@ Rules the hardened grader is held to (the issue's "done when"):
   * a spinning kernel ends within its time-out plus 2 s, a memory bomb ends at its limit, a kernel that
     writes files leaves nothing behind, and the process calling ``kbench.evaluate`` survives them all.
 
+Issue 16's attacks (``H`` ids) add: every evaluation's workers are gone once it ends (no process of this
+session running as a worker's uid outlives its grader), and a kernel the table marks ``open`` is an open hole
+(``xfail(strict=True)``, reason "open hole: <mechanism>"): the fixers see an XPASS once they close it.
+
 Only deterministic facts are asserted. A naive verdict is marked ``fooled`` (correct and > 1.3x) only
 where the exploit makes the speedup structural (hundreds of x), never where it rides on timing noise.
 """
@@ -34,6 +38,7 @@ import kbench
 from kbench import HARDENED, NAIVE, Grader
 from kbench.grading import static_gate
 from kbench.core.modes import Mode
+from tests import leftovers
 from tests.attack_sources import bad_parts, graded_source
 from tests.sandbox_probe import harness as worker_harness
 
@@ -91,8 +96,10 @@ CASES, LIMITS, PARTS = _load_cases()
 NATIVE: dict[str, V] = {stem + ".py": _verdict(row["native"]) for stem, row in
                         tomllib.loads((ADV / "cases.toml").read_text()).items() if "native" in row}
 
-#: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)).
-XFAIL_HARDENED: dict[str, tuple[str, bool]] = {}
+#: Hardened verdicts the engine cannot give yet: (file -> (reason, strict)); the table's ``open`` rows.
+XFAIL_HARDENED: dict[str, tuple[str, bool]] = {
+    stem + ".py": (f"open hole: {row['open']}", True)
+    for stem, row in tomllib.loads((ADV / "cases.toml").read_text()).items() if "open" in row}
 
 # Written by file_side_channel.py (and any other kernel that tries): must never outlive an evaluation.
 LEFTOVER_GLOBS = ["/tmp/kbench_adv_sidechannel*", "/dev/shm/kbench_adv_sidechannel*",
@@ -180,7 +187,7 @@ def test_every_kernel_is_in_the_table_and_documented():
     assert len(files) >= 20
     for f in files:
         first = _src(f).lstrip().removeprefix('"""').splitlines()[0]
-        assert re.match(r"^(A[1-7]|B[1-3]|C[1-5]|D[1-4]|E[1-3]|N1|R\d|T\d+) [^:]+: \S", first), (f, first)
+        assert re.match(r"^(A[1-7]|B[1-3]|C[1-5]|D[1-4]|E[1-3]|N1|R\d|T\d+|H\d+) [^:]+: \S", first), (f, first)
     for file, task, naive, hard, why in CASES:
         assert task in kbench.TASK and why and naive.no_gate is None and not hard.fooled
 
@@ -214,9 +221,14 @@ def test_hardened_verdict(file, task, naive, hard, why):
     runs = [("hardened", _mode(HARDENED, file), hard, None),
             ("hardened, gate and audit hook off", _mode(HARDENED, file, gate=False), off, "no_audit"),
             ("hardened, native harness", _mode(HARDENED, file, gate=False), NATIVE.get(file, off), "native")]
+    sid = os.getsid(0)
     for label, mode, want, harness in runs:
+        before = leftovers.worker_processes(sid)
         with worker_harness(harness):
             r, elapsed = _hardened(task, src, mode, file)
+        left = leftovers.outliving(lambda: {p: d for p, d in leftovers.worker_processes(sid).items() if p not in before})
+        leftovers.kill_all(left)
+        assert not left, f"{label} {file}: workers outlived their evaluation: {sorted(left.values())}"
         assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
         _check(r, want, elapsed, mode, f"{label} {file}")
 

@@ -2,7 +2,8 @@
 
 Every file in ``tests/adversarial/os/`` is written as an attacker would write it; its docstring's first
 line names the trick: S sandbox escapes, P hostile replies (the grader trusting what the worker
-controls), R resources, G static-gate evasions. They try to kill, hang or bloat the process that grades
+controls), R resources, G static-gate evasions, D hostile sample folders (the grading process computing what
+a model's folder controls: discovery), T candidate text reaching the terminal. They try to kill, hang or bloat the process that grades
 them, so each evaluation runs in a fresh subprocess (``adversarial/os/_runner.py``) and this test only
 reads what it printed and how it ended.
 
@@ -13,16 +14,25 @@ hook off, ``ctypes`` and raw syscalls in the candidate's namespace). Whatever th
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
   * the results database is byte-for-byte what it was (same rows, no trigger);
-  * no secret of the grading process (its multiprocessing authkey) shows in the verdict;
+  * no secret of the grading process (its multiprocessing authkey, a canary on its command line) shows in the
+    verdict;
   * a canary in the grading process's environment, and in a ``.env`` file beside the grading script (the
     user's project directory, on PYTHONPATH), never shows in anything the evaluation reports;
   * a sandbox directory holds no more than the candidate's memory limit;
   * hardened never judges a kernel that skips the work correct and faster than 1.3x, and the gate rejects
-    every G file.
+    every G file;
+  * nothing of the run is left behind (issue 16): no process or thread of the grading process's session
+    outlives it, no file lease appears, no page of the files every worker maps (numpy's core extension,
+    ``os.py``, the worker's module) is evicted, and the grading process holds no descriptor a worker sent it;
+  * what an attack learned stays with it: its verdict never says what ``must_not_say`` names (an attack
+    reports a leak or an escape it managed in its own error message).
+D files are not candidates: each builds a hostile model folder (``build``) that ``kbench grade`` must get
+through (``test_hostile_folder_is_graded``). Files marked ``terminal`` are also run through ``kbench eval``
+on a colour terminal (``test_candidate_text_cannot_drive_the_terminal``).
 Naive keeps only KernelBench v0's *grading* weaknesses: it may be fooled, never escaped, crashed or hung.
 
-A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <class>")``: the
-fixers see an XPASS once they close it, and must then delete the mark.
+A run an attack gets through today is marked ``xfail(strict=True, reason="open hole: <mechanism>")`` (the
+table's ``hole``, or its class): the fixers see an XPASS once they close it, and must then delete the mark.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import leftovers
 from tests.attack_sources import bad_parts, graded_source
 
 OS_ADV = Path(__file__).parent / "adversarial" / "os"
@@ -55,9 +66,10 @@ RUNS = ("naive", "hardened", "gate-off", "native")
 
 GELU = "L1_gelu"
 ESCAPE, GATE, REPLY, RESOURCE = "sandbox escape", "static gate", "grader trusts the worker", "resources"
+DISCOVERY, TERMINAL = "grading process computes what the candidate controls", "candidate text reaches the terminal"
 
 
-CLASS_OF_LETTER = {"s": ESCAPE, "g": GATE, "p": REPLY, "r": RESOURCE}
+CLASS_OF_LETTER = {"s": ESCAPE, "g": GATE, "p": REPLY, "r": RESOURCE, "d": DISCOVERY, "t": TERMINAL}
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,11 @@ class Attack:
     limits: dict = field(default_factory=dict)
     open_in: tuple[str, ...] = ()
     task: str = GELU
+    hole: str = ""  # the mechanism an open hole gets through by (the xfail reason)
+    kind: str = "candidate"  # or "folder": a hostile model folder for kbench grade (D files)
+    setup: str = ""  # a SETUPS entry the test runs before grading (the state the attack probes)
+    must_not_say: str = ""  # a regular expression the verdict message must not match
+    terminal: bool = False  # also run through kbench eval on a colour terminal
 
     @property
     def cls(self) -> str:
@@ -89,7 +106,9 @@ def _load_attacks() -> list[Attack]:
 
 
 ATTACKS = _load_attacks()
-ID_RE = r"^(S|P|R|G)\d+ [^:]+: \S"
+CANDIDATES = [a for a in ATTACKS if a.kind == "candidate"]
+FOLDERS = [a for a in ATTACKS if a.kind == "folder"]
+ID_RE = r"^(S|P|R|G|D|T)\d+ [^:]+: \S"
 
 
 def _markers() -> set[str]:
@@ -135,23 +154,74 @@ def _grade(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, subprocess
     spec = {"file": str(graded), "task": attack.task, "mode": mode, "name": attack.file,
             "replace": replace, "gate": gate, "harness": harness}
     limit = float(replace.get("timeout_s", 30.0)) + MARGIN_S
+    # A session of its own: whatever of this grading process outlives it is found by its session id.
+    # The last argument is a canary of the grading process's command line (the runner counts it as a secret).
+    argv_canary = "KBENCH_ADV_ARGV_" + secrets.token_hex(8)
+    popen = subprocess.Popen([sys.executable, str(project / "grade_one.py"), json.dumps(spec), argv_canary], env=env,
+                             cwd=project,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                             start_new_session=True)
+    _SESSIONS.append(popen.pid)
     try:
-        proc = subprocess.run([sys.executable, str(project / "grade_one.py"), json.dumps(spec)], env=env, cwd=project,
-                              capture_output=True, text=True, errors="replace", timeout=limit)
+        out, err = popen.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        leftovers.kill_all(leftovers.session_processes(popen.pid))
+        popen.communicate()
         return None, None, canary, limit
+    proc = subprocess.CompletedProcess(popen.args, popen.returncode, out, err)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("KBENCH_ADV_RESULT ")), None)
     result = json.loads(line.removeprefix("KBENCH_ADV_RESULT ")) if line else None
     return result, proc, canary, limit
 
 
+#: The session of each grading process started (its pid: it leads the session), last one last.
+_SESSIONS: list[int] = []
+
+
+def _open_mark(a: Attack) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"open hole: {a.hole or a.cls}")
+
+
+# ------------------------------------------------------------------ state an attack probes (``setup``)
+
+def _stdlib(name: str) -> str:
+    return os.path.join(os.path.dirname(os.__file__), *name.split("/"))
+
+
+def _setup_page_cache() -> None:
+    """S9: one stdlib file nobody uses out of the page cache, another just read into it."""
+    fd = os.open(_stdlib("pydoc_data/topics.py"), os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    Path(_stdlib("tabnanny.py")).read_bytes()
+
+
+PIP_CONF_CANARY = "KBENCH_ADV_PIPCONF_" + secrets.token_hex(8)
+
+
+def _setup_prefix_config():
+    """S18: a pip.conf in the virtualenv that holds only a comment with a canary (pip reads nothing from it),
+    removed after the run."""
+    path = Path(sys.prefix) / "pip.conf"
+    if path.exists():
+        pytest.skip(f"{path} exists: it is the user's, not the test's to replace")
+    path.write_text(f"# {PIP_CONF_CANARY}\n")
+    return path.unlink
+
+
+#: State an attack probes, made before its run; a setup may return what undoes it.
+SETUPS = {"page_cache": _setup_page_cache, "prefix_config": _setup_prefix_config}
+
+
 def _params():
     out = []
-    for a in ATTACKS:
+    for a in CANDIDATES:
         for run in RUNS:
             marks = []
             if run in a.open_in:
-                marks.append(pytest.mark.xfail(strict=True, reason=f"open hole: {a.cls}"))
+                marks.append(_open_mark(a))
             out.append(pytest.param(a, run, marks=marks, id=f"{a.file.removesuffix('.py')}-{run}"))
     return out
 
@@ -162,10 +232,12 @@ def test_every_attack_is_in_the_table_and_documented():
     for a in ATTACKS:
         first = (OS_ADV / a.file).read_text().lstrip().removeprefix('"""').splitlines()[0]
         assert re.match(ID_RE, first), (a.file, first)
-        assert set(a.open_in) <= set(RUNS) and a.why
+        assert set(a.open_in) <= set(RUNS) | {"grade"} and a.why
         assert not bad_parts(OS_ADV, a.parts), a.parts
+        assert a.kind in ("candidate", "folder") and (a.kind == "folder") == (a.cls == DISCOVERY), a.file
+        assert not a.setup or a.setup in SETUPS, a.setup
     classes = {a.cls for a in ATTACKS}
-    assert classes == {ESCAPE, GATE, REPLY, RESOURCE}, classes
+    assert classes == {ESCAPE, GATE, REPLY, RESOURCE, DISCOVERY, TERMINAL}, classes
 
 
 @pytest.mark.parametrize("attack,run", _params())
@@ -173,18 +245,32 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     before = _markers()
     db = _make_db(tmp_path / "data")
     db_before = _db_state(db)
+    leases_before = leftovers.leases()
+    pages = leftovers.PageWatch()
+    undo = SETUPS[attack.setup]() if attack.setup else None
+    proc = None
     try:
         result, proc, canary, limit = _grade(attack, run, tmp_path)
     finally:
+        if undo is not None:
+            undo()
         left = _markers() - before
         for p in left:
             try:
                 os.remove(p)
             except OSError:
                 pass
+        sid = _SESSIONS[-1] if _SESSIONS else -1
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(sid))
+        leftovers.kill_all(outlived)
     where = f"{attack.file} ({run})"
     assert not left, f"{where}: a candidate wrote outside its sandbox: {sorted(left)}"
     assert proc is not None, f"{where}: the grading process hung (killed after {limit:g} s)"
+    assert not outlived, f"{where}: processes of the grading process outlived it: {sorted(outlived.values())}"
+    new_leases = leftovers.leases() - leases_before
+    assert not new_leases, f"{where}: a lease was left behind: {sorted(new_leases)}"
+    evicted = pages.evicted()
+    assert not evicted, f"{where}: pages every worker maps were evicted: {evicted}"
     assert proc.returncode == 0 and result is not None, (
         f"{where}: the grading process died (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
     assert canary not in proc.stdout + proc.stderr, f"{where}: the grader's environment leaked: {result['msg'][:200]}"
@@ -192,6 +278,10 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     for secret in result.get("secrets", []):
         assert secret not in reported, f"{where}: a secret of the grading process leaked: {result['msg'][:120]}"
     assert _db_state(db) == db_before, f"{where}: the results database changed"
+    handed = [t for t in result.get("fds", []) if t == "/dev/urandom" or t.endswith(".so")]
+    assert not handed, f"{where}: the grading process holds descriptors a worker sent it: {handed}"
+    if attack.must_not_say:
+        assert not re.search(attack.must_not_say, result["msg"]), f"{where}: {result['msg'][:300]}"
     assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
     assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
     timeout = float(attack.limits.get("timeout_s", 30.0))
@@ -208,19 +298,32 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # C0 controls but \t and \n, DEL, CSI
 
 
+_TERMINAL = ["p6_terminal_escape.py"] + [a.file for a in ATTACKS if a.terminal]
+
+
+@pytest.mark.parametrize("file", _TERMINAL)
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
-def test_candidate_text_cannot_drive_the_terminal(mode: str, tmp_path: Path):
-    """P6: whatever the candidate puts in its error text, ``kbench eval`` prints no control character it chose
-    (no escape sequence reaches the user's terminal: no fake verdict, no hidden text, no clipboard write)."""
+def test_candidate_text_cannot_drive_the_terminal(mode: str, file: str, tmp_path: Path):
+    """P6 (and every ``terminal`` attack): whatever the candidate puts in its error text or its source, ``kbench
+    eval`` prints no control character it chose (no escape sequence reaches the user's terminal: no fake
+    verdict, no hidden text, no clipboard write); on a colour terminal it emits no OSC sequence (a hyperlink,
+    a window title) at all, and rich markup in candidate text stays text."""
     env = {**os.environ, "KBENCH_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "eval", GELU, str(OS_ADV / "p6_terminal_escape.py"),
-                           "--mode", mode], env=env, cwd=tmp_path, capture_output=True, text=True, errors="replace",
+    argv = [sys.executable, "-m", "kbench_cli.cli", "eval", GELU, str(OS_ADV / file), "--mode", mode]
+    proc = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, errors="replace",
                           timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1, proc.stderr[-300:]
     out = proc.stdout + proc.stderr
-    assert "RuntimeError" in out  # the message is shown, made harmless
+    assert re.search("RuntimeError|rejected", out)  # the message is shown, made harmless
     bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
     assert not bad, f"kbench eval printed control characters the candidate chose: {bad}"
+    colour = {**env, "FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "200"}
+    proc = subprocess.run(argv, env=colour, cwd=tmp_path, capture_output=True, text=True, errors="replace",
+                          timeout=60, stdin=subprocess.DEVNULL)
+    out = proc.stdout + proc.stderr
+    assert "\x1b]" not in out, f"kbench eval emitted an OSC sequence on a colour terminal: {out[-300:]!r}"
+    if "[link=" in (OS_ADV / file).read_text():
+        assert "[link=" in out, "candidate markup was rendered instead of shown"
 
 
 @pytest.mark.parametrize("mode", ["naive", "hardened"])
@@ -247,3 +350,90 @@ def test_candidate_text_cannot_become_a_spreadsheet_formula(mode: str, tmp_path:
     for row in rows:
         for col in ("msg", "status", "candidate"):
             assert not (row[col] or "").startswith(("=", "+", "-", "@", "\t", "\r")), f"{col}: {row[col][:80]!r}"
+
+
+# ------------------------------------------------------------------ hostile model folders (D files)
+
+def _folder_params():
+    return [pytest.param(a, marks=[_open_mark(a)] if "grade" in a.open_in else [], id=a.file.removesuffix(".py"))
+            for a in FOLDERS]
+
+
+GRADE_LIMIT_S = 40.0
+SCAN_LIMIT_S = 15.0
+GRADE_AS_LIMIT = 3 << 30  # the grading process's address space: an unbounded read stops here, not at the machine's end
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (GRADE_AS_LIMIT, resource.RLIM_INFINITY))
+
+
+def _bounded_run(argv: list[str], env: dict, cwd: Path, limit: float) -> tuple[str, bool, float, dict]:
+    """Run ``argv`` in a session of its own under a 3 GiB soft address-space limit, behind a launcher that
+    reports the peak RSS of every process under it; (output, hung, peak MB, processes that outlived it)."""
+    launcher = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+                "print('KBENCH_ADV_PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+                "sys.exit(p.returncode)")
+    proc = subprocess.Popen([sys.executable, "-c", launcher, *argv], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_limit_memory)
+    try:
+        out_b, err_b = proc.communicate(timeout=limit)
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+        leftovers.kill_all(leftovers.session_processes(proc.pid))
+        out_b, err_b = proc.communicate()
+    finally:
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(proc.pid))
+        leftovers.kill_all(outlived)
+    out = (out_b + err_b).decode("utf-8", "replace")
+    peak = re.search(r"KBENCH_ADV_PEAK_KB (\d+)", out)
+    return out, hung, (int(peak.group(1)) / 1024 if peak else 0.0), outlived
+
+
+@pytest.mark.parametrize("attack", _folder_params())
+def test_hostile_folder_is_graded(attack: Attack, tmp_path: Path):
+    """A model's folder holding the attack's entries beside an honest sample: the explorer's folder scan and
+    ``kbench grade`` each end within their limit with a peak under 1 GiB; the scan lists the honest sample and
+    grade grades it (correct, in the store), prints no control character, and no secret of the project the
+    folder sits in (a ``.env`` beside it) shows in its output or its store."""
+    import importlib.util
+
+    import kbench
+
+    canary = "KBENCH_ADV_CANARY_" + secrets.token_hex(8)
+    project = tmp_path / "project"
+    task_dir = project / "model" / GELU
+    task_dir.mkdir(parents=True)
+    (project / ".env").write_text(f"API_TOKEN={canary}\n")
+    (task_dir / "reference.py").write_text(kbench.TASK[GELU].ref_src, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_adv_{attack.file[:-3]}", OS_ADV / attack.file)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.build(task_dir, project)
+    data = tmp_path / "data"
+    env = {**os.environ, "KBENCH_DATA_DIR": str(data), "KBENCH_ADV_CANARY": canary}
+    scan = [sys.executable, "-c", "import sys; from pathlib import Path; from kbench_tui.folders import scan; "
+            "found, skipped = scan(Path(sys.argv[1]), 'model'); print('KBENCH_ADV_SCANNED', *sorted(ascii(c.name) for c in found))",
+            str(project / "model")]
+    scan_out, scan_hung, scan_peak, scan_left = _bounded_run(scan, env, project, SCAN_LIMIT_S)
+    where = attack.file
+    assert not scan_hung, f"{where}: the explorer's folder scan hung (killed after {SCAN_LIMIT_S:g} s)"
+    assert scan_peak < 1024, f"{where}: the explorer's folder scan peaked at {scan_peak:.0f} MB"
+    assert re.search(r"KBENCH_ADV_SCANNED.* 'reference'", scan_out), f"{where}: the explorer's scan: {scan_out[-300:]}"
+    assert not scan_left, f"{where}: processes outlived the scan: {sorted(scan_left.values())}"
+    grade = [sys.executable, "-m", "kbench_cli.cli", "grade", str(project / "model"), "--correctness-only",
+             "--workers", "1"]
+    out, hung, peak_mb, outlived = _bounded_run(grade, env, project, GRADE_LIMIT_S)
+    assert not hung, f"{where}: kbench grade hung (killed after {GRADE_LIMIT_S:g} s): {out[-300:]}"
+    assert "Traceback" not in out, f"{where}: {out[-500:]}"
+    assert peak_mb < 1024, f"{where}: a grading process peaked at {peak_mb:.0f} MB"
+    bad = sorted({hex(ord(c)) for c in _CONTROL.findall(out)})
+    assert not bad, f"{where}: kbench grade printed control characters: {bad}"
+    assert not outlived, f"{where}: processes outlived kbench grade: {sorted(outlived.values())}"
+    stored = "\n".join(line for db in data.glob("*.sqlite3") for line in _db_state(db))
+    assert canary not in out and canary not in stored, f"{where}: the project's secret leaked: {out[-300:]}"
+    assert re.search(r"reference hardened: correct", out), f"{where}: the honest sample was not graded: {out[-300:]}"

@@ -1,4 +1,4 @@
-"""A grading process for one attack: ``python _runner.py SPEC_JSON`` evaluates one candidate file and prints
+"""A grading process for one attack: ``python _runner.py SPEC_JSON [CANARY]`` evaluates one candidate file and prints
 one line ``KBENCH_ADV_RESULT {json}`` (the result, this process's peak RSS and whether it is still alive).
 
 The attacks in this folder try to kill, hang or bloat the process that grades them, so each one gets a
@@ -10,11 +10,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import os
 import sys
 import time
 
 import kbench
 from kbench import HARDENED, NAIVE
+
+
+def _fd_targets() -> list[str]:
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return out
 
 
 def main() -> None:
@@ -42,7 +53,9 @@ def main() -> None:
            "maxrss_mb": int(next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")).split()[1]) / 1024,
            "after": after.status,
            # This process's own secrets, which nothing the evaluation reports may contain.
-           "secrets": [bytes(multiprocessing.current_process().authkey).hex()]}
+           "secrets": [bytes(multiprocessing.current_process().authkey).hex(), *sys.argv[2:]],
+           # What this process holds open once both evaluations are over (a worker must not hand it files).
+           "fds": _fd_targets()}
     print("KBENCH_ADV_RESULT " + json.dumps(out), flush=True)
 
 
