@@ -187,7 +187,7 @@ def in_process_evaluation(task, src: str, grader, pairs: int) -> float:  # type:
 
     for _ in range(tp.warmup):
         pair(stream.next(), True)
-    for k, first in enumerate(pair_orders(rng, pairs)):
+    for k, first in zip(range(pairs), pair_orders(rng)):
         should_stop(rt, ct, 0.0, tp.min_runs, 10 ** 9, 10 ** 9, tp.target_rel_ci, rng)
         res = pair(stream.next(), first)
         rt.append(res["ref"][1])

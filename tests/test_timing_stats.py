@@ -52,10 +52,37 @@ def test_stopping_rule():
     assert should_stop(noisy_r * 8, noisy_c * 8, 0.1, 5, 60, 10.0, 0.02)  # max runs
 
 
-def test_pair_order_is_a_fair_coin():
-    orders = pair_orders(np.random.default_rng(3), 2000)
+def test_pair_order_is_a_fair_coin_and_endless():
+    take = lambda it, n: [next(it) for _ in range(n)]  # noqa: E731
+    orders = take(pair_orders(np.random.default_rng(3)), 2000)
     assert 900 < sum(orders) < 1100
-    assert orders != pair_orders(np.random.default_rng(4), 2000)
+    assert orders != take(pair_orders(np.random.default_rng(4)), 2000)
+    assert all(take(pair_orders(np.random.default_rng(3), ref_first=True), 2000))
+
+
+def test_check_pairs_never_exhaust_the_orders():
+    """An undecided run goes to ``max_runs`` counted pairs with check pairs on top (a fixed list of
+    ``max_runs`` orders raised StopIteration in CI on a loaded machine)."""
+    import itertools
+
+    from kbench.core.tasks import TASK
+    from kbench.core.modes import TimingPolicy
+    from kbench.timing import interleaved
+
+    task = next(iter(TASK.values()))
+    policy = TimingPolicy(method="interleaved", warmup=0, min_runs=5, max_runs=40, budget_s=1e9,
+                          target_rel_ci=1e-9, statistic="median")
+    noise = itertools.cycle([1.0, 3.0, 0.5, 2.0, 1.5])  # spread wide: never precise, never decided
+    call = lambda x: interleaved.TimedCall(next(noise) * 1e-3, np.zeros(1, np.float32))  # noqa: E731
+    clock = itertools.count()
+    checks = []
+    timing, _ = interleaved.measure(
+        task, policy, ref_call=call, cand_call=call, next_input=lambda: None,
+        check_timed=lambda c, r, i: checks.append(i), budget_s=1e9, rng=np.random.default_rng(0),
+        emit=lambda *a: None, check_cancel=lambda: None, now=lambda: next(clock) * 1e-6, blas_threads=1,
+        floor=False, check_input=lambda: None)
+    assert timing.n_samples == 40 and timing.stop == "max_runs"
+    assert len(checks) > 40  # check pairs came on top of the 40 counted ones
 
 
 # ---------------------------------------------------------------- decisions, contention, honest intervals

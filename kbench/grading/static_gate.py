@@ -930,8 +930,27 @@ def _is_dataclass_decorator(d: ast.AST, checker: _Checker, scope: _Scope) -> boo
     d = d.func if isinstance(d, ast.Call) else d
     if isinstance(d, ast.Name):
         where = checker.m.resolve(d.id, scope)
-        return where is not None and checker.b.imported.get((id(where), d.id)) == "dataclasses.dataclass"
+        # The import must be the name's only binding: a later ``def dataclass`` rebinds it (G13).
+        return where is not None and checker.b.imported.get((id(where), d.id)) == "dataclasses.dataclass" \
+            and len(where.bound.get(d.id, ())) == 1
     return isinstance(d, ast.Attribute) and d.attr == "dataclass" and checker.m.of(d.value, scope) == {"dataclasses"}
+
+
+def _plain_dataclass_call(d: ast.AST) -> bool:
+    """``@dataclass`` or ``@dataclass(...)`` with options that leave ``__match_args__`` as the fields in order
+    (not ``kw_only``, not ``match_args``)."""
+    return not isinstance(d, ast.Call) or (not d.args and all(
+        k.arg in ("init", "repr", "eq", "order", "unsafe_hash", "frozen", "slots", "weakref_slot") for k in d.keywords))
+
+
+def _plain_field(f: ast.AnnAssign) -> bool:
+    """A dataclass field the gate can place in ``__match_args__``: ``ClassVar``, ``InitVar``, ``KW_ONLY``,
+    ``field(init=False)`` or ``field(kw_only=True)`` leave a name out and shift the rest (G12), and a string
+    annotation may name any of them. So: an annotation without strings or those names, no call as default."""
+    words = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(f.annotation)
+             if isinstance(n, (ast.Name, ast.Attribute))}
+    strings = any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(f.annotation))
+    return not strings and not words & {"ClassVar", "InitVar", "KW_ONLY"} and not isinstance(f.value, ast.Call)
 
 
 class _Checker:
@@ -1207,9 +1226,15 @@ class _Checker:
     def _match_args(self, c: _Class, seen: frozenset[int] = frozenset()) -> list[str] | None:
         """The attribute names a positional pattern on the candidate's class ``c`` reads, when the source shows
         them: a literal ``__match_args__``, or the annotated fields of a ``@dataclass`` (and of its own bases)."""
+        if id(c) in seen or c.node.keywords or not all(_is_dataclass_decorator(d, self, c.scope)
+                                                       for d in c.node.decorator_list):
+            # A metaclass can put a ``__match_args__`` property over the class's own (G14) or make any object an
+            # instance; any decorator but dataclass can return another class (G13).
+            return None
         if c.match_args is not None:
-            return [e.value for e in c.match_args]
-        if id(c) in seen or not any(_is_dataclass_decorator(d, self, c.scope) for d in c.node.decorator_list):
+            return [e.value for e in c.match_args] if self._own_bases(c) is not None else None
+        if not c.node.decorator_list or not all(_plain_dataclass_call(d) for d in c.node.decorator_list) or \
+                not all(_plain_field(f) for f in c.fields):
             return None
         bases = self._own_bases(c)
         if bases is None:

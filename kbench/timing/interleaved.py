@@ -84,7 +84,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     cand_t: list[float] = []
     checked = 0
     kernel_extra = 0.0
-    orders = iter([True] * policy.max_runs if ref_first else pair_orders(rng, policy.max_runs))
+    orders = pair_orders(rng, ref_first)
     cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
     meter = LoadMeter(pids).start()
     t0 = now()
