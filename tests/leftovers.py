@@ -120,9 +120,10 @@ def watched_files() -> list[str]:
 
 
 class PageWatch:
-    """Reads the watched files (every page cached), then says which lost pages. A few pages of a big file go now
-    and then on an idle machine (here: up to 10 of numpy's 2541 in 30 s, other processes' doing), so a file
-    counts as evicted when it lost a quarter of its cached pages (an eviction attack takes them all)."""
+    """Reads the watched files (every page cached), then says which lost pages. A few pages of a file go now
+    and then on this VM whatever the attack (here: up to 10 of numpy's 2541 in 30 s; 2 of os.py's 10 in a CI run
+    whose attack could not evict anything), so a file counts as evicted when it lost three quarters of its
+    cached pages (an eviction attack takes them all)."""
 
     def __init__(self, files: list[str] | None = None) -> None:
         self.files = files or watched_files()
@@ -136,6 +137,6 @@ class PageWatch:
             now = resident_pages(p)
             lost = sum(1 for was, is_ in zip(self.before[p], now) if was and not is_)
             cached = sum(self.before[p])
-            if lost and lost >= max(1, cached // 4):
+            if lost and lost >= max(1, 3 * cached // 4):
                 out.append(f"{p}: {lost} page(s)")
         return out

@@ -90,6 +90,12 @@ def forward(x, params, alloc):
 '''
 
 
+def test_the_readme_shows_this_task_file_and_it_is_short() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert README_TASK in readme
+    assert len(README_TASK.splitlines()) < 30
+
+
 def kbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kbench_cli.cli", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd, stdin=subprocess.DEVNULL)

@@ -196,3 +196,30 @@ def test_a_graded_speedup_reports_the_floor_in_both_modes():
         lo, hi = r.timing.speedup_ci
         assert lo <= r.speedup / (1 + RUN_TO_RUN) + 1e-12, (mode.name, lo, r.speedup)
         assert hi >= r.speedup * (1 + RUN_TO_RUN) - 1e-12, (mode.name, hi, r.speedup)
+
+
+def test_every_check_distribution_comes_even_when_the_run_stops_early():
+    """A 40x kernel is decided after a few pairs; the ``min_checks`` check pairs still come (at random places
+    among the first pairs), so each distribution the caller cycles through is judged while timing."""
+    import itertools
+
+    from kbench.core.modes import TimingPolicy
+    from kbench.core.tasks import TASK
+    from kbench.timing import interleaved
+
+    task = next(iter(TASK.values()))
+    policy = TimingPolicy(method="interleaved", warmup=0, min_runs=10, max_runs=80, budget_s=1e9,
+                          target_rel_ci=0.02, statistic="median")
+    slow = lambda x: interleaved.TimedCall(40e-3, np.zeros(1, np.float32))  # noqa: E731
+    fast = lambda x: interleaved.TimedCall(1e-3, np.zeros(1, np.float32))  # noqa: E731
+    clock = itertools.count()
+    for seed in range(20):
+        checks: list[str] = []
+        kinds = iter(itertools.cycle(["check"]))
+        timing, _ = interleaved.measure(
+            task, policy, ref_call=slow, cand_call=fast, next_input=lambda: "counted",
+            check_timed=lambda c, r, i: None, budget_s=1e9, rng=np.random.default_rng(seed),
+            emit=lambda *a: None, check_cancel=lambda: None, now=lambda: next(clock) * 1e-6, blas_threads=1,
+            floor=False, check_input=lambda: checks.append(next(kinds)), min_checks=4)
+        assert timing.stop == "decided" and timing.n_samples < policy.min_runs
+        assert len(checks) >= 4, (seed, len(checks))

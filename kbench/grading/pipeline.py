@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import secrets
 import threading
@@ -628,8 +629,11 @@ class HardenedRun(_Run):
         passed = {t.dist for t in self.trials if t.ok} - {t.dist for t in self.trials if not t.ok}
         others = tuple(d for d in self.mode.dists if d != "normal" and d in passed)
 
+        # Each distribution once per round, in an order of this run's: every one is checked while timing.
+        rounds = itertools.cycle(self.rng.permutation(others).tolist() if others else [()])
+
         def check_input() -> tuple:
-            self.g.draw_timing_input(self.task, slot, others)
+            self.g.draw_timing_input(self.task, slot, (next(rounds),))
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
             warm_on(self.timing_cpu, slot)
             return specs
@@ -685,7 +689,7 @@ class HardenedRun(_Run):
                 pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
                 floor=self.mode.has("roofline_floor"),
                 on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"),
-                check_input=check_input if fresh and others else None)
+                check_input=check_input if fresh and others else None, min_checks=len(others))
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         self.kernel_s += kernel_s

@@ -140,7 +140,10 @@ def _netns(ctx: Context) -> None:
 
 
 def _ipcns(ctx: Context) -> None:
+    import socket
+
     namespaces.unshare(CLONE_NEWIPC | CLONE_NEWUTS, "CLONE_NEWIPC|CLONE_NEWUTS")
+    socket.sethostname("kbench-worker")  # the namespace starts with the machine's name
 
 
 def _mountns(ctx: Context) -> None:

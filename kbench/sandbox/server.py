@@ -170,6 +170,31 @@ def no_main_module() -> Iterator[None]:
             sys.modules["__main__"] = saved
 
 
+@contextlib.contextmanager
+def sanitized_preparation() -> Iterator[None]:
+    """Start processes with nothing of this process in their start-up data: multiprocessing hands every child
+    the parent's ``sys.argv``, ``sys.path``, working directory and authkey (a worker read the grader's command
+    line back from its own ``sys.argv``, and the old authkey from its freed heap). The child gets the
+    installation's path, ``/`` and a fresh random key instead."""
+    from multiprocessing import spawn
+
+    real = spawn.get_preparation_data
+
+    def clean(name: str) -> dict:
+        d = real(name)
+        d.update(sys_argv=[sys.executable], sys_path=_installation_path(), dir="/", orig_dir="/",
+                 authkey=os.urandom(32))
+        d.pop("init_main_from_name", None)
+        d.pop("init_main_from_path", None)
+        return d
+
+    spawn.get_preparation_data = clean
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = real
+
+
 class WorkerError(Exception):
     """The worker did not answer: timed out, died, or sent something malformed."""
 
@@ -245,8 +270,9 @@ class Worker:
         ctx = _context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
+        self.proc.authkey = os.urandom(32)  # the process object carries a key too: not the grader's
         try:
-            with _ctx_lock, no_main_module():
+            with _ctx_lock, no_main_module(), sanitized_preparation():
                 self.proc.start()
         except BaseException:
             shutil.rmtree(self.workdir, ignore_errors=True)

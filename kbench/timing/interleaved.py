@@ -57,7 +57,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
             floor: bool = True, on_implausible: Callable[[str], None] | None = None,
-            ref_first: bool = False, check_input: Callable[[], Any] | None = None) -> tuple[Timing, float]:
+            ref_first: bool = False, check_input: Callable[[], Any] | None = None,
+            min_checks: int = 0) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
     ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
@@ -66,7 +67,10 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     processes' load. ``floor``: a candidate time below a quarter of the roofline floor is implausible: it
     aborts the timing, or is passed to ``on_implausible`` (which records it) and the timing is returned.
     ``check_input()``: an input of another distribution for uncounted, judged pairs mixed in at random
-    (``CHECK_SHARE`` of them). ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
+    (``CHECK_SHARE`` of them); ``min_checks`` of them come for sure, at random places among the first
+    ``EARLY_MIN_RUNS + min_checks`` pairs (the caller cycles its distributions, so each is checked while timing
+    even when the run stops early: at random alone, a kernel wrong on two distributions of four escaped a
+    10-pair run 26 % of the time). ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
     KernelBench's, runs it first), instead of a random order."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
@@ -89,8 +93,12 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     meter = LoadMeter(pids).start()
     t0 = now()
     reason: str | None = None
+    span = EARLY_MIN_RUNS + min_checks if check_input is not None and check_timed is not None else 0
+    forced = set(rng.choice(span, size=min_checks, replace=False).tolist()) if span and min_checks else set()
+    i = -1  # pairs so far, counted and check
     while True:
-        if ref_t:
+        i += 1
+        if ref_t and i > max(forced, default=-1):
             reason = stop_reason(ref_t, cand_t, now() - t0, policy.min_runs, policy.max_runs, budget_s,
                                  policy.target_rel_ci, meter.other_cores(), rng=rng)
             if reason is None and now() - t0 >= cap:
@@ -98,7 +106,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             if reason is not None:
                 break
         check_cancel()
-        if check_input is not None and check_timed is not None and rng.random() < CHECK_SHARE:
+        if i in forced or (span and i >= span and rng.random() < CHECK_SHARE):
             # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
             # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
             r, c = pair(check_input(), next(orders))

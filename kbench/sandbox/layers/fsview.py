@@ -40,15 +40,15 @@ class Plan:
 
 
 def _installation() -> list[str]:
-    """The installation only: the prefixes, the standard library and site-packages, numpy, kbench's package
-    and the system libraries. Not the other sys.path entries: those are the user's (the grading script's
+    """The installation only: the standard library and site-packages, numpy, kbench's package and the system
+    libraries. Not the other sys.path entries: those are the user's (the grading script's
     folder, PYTHONPATH, a checkout with its .env files), and a worker imports nothing from them."""
     import numpy
 
     kbench_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, kbench_dir,
-             os.path.dirname(numpy.__file__), "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
-             "/etc/ld.so.cache", "/sys/devices/system/cpu"}
+    # Not the prefixes themselves: a virtualenv's prefix holds pip.conf (private index tokens), bin/ and more.
+    paths = {kbench_dir, os.path.dirname(numpy.__file__), "/usr/lib", "/lib", "/lib64", "/usr/lib64",
+             "/usr/local/lib", "/etc/ld.so.cache"}
     got = sysconfig.get_paths()
     paths.update(got[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in got)
     return sorted(p for p in paths if os.path.exists(p))
