@@ -116,6 +116,7 @@ class GradedModels:
         self._by_sample: dict[tuple[str, str, str, str], list[StoredResult]] = defaultdict(list)
         for r in self.rows:
             self._by_sample[(r.model, r.result.task, r.sample, r.mode_hash)].append(r)
+        self._samples: dict[str, list[ModelSample]] = {}  # the store's samples per model, built when asked
 
     # -- models and samples -----------------------------------------------------------------------
 
@@ -134,6 +135,11 @@ class GradedModels:
         """The model's samples, by task then name: its folder's files, or the samples the store knows."""
         if model in self._folder_samples:
             return self._folder_samples[model]
+        if model not in self._samples:
+            self._samples[model] = self._stored_samples(model)
+        return self._samples[model]
+
+    def _stored_samples(self, model: str) -> list[ModelSample]:
         latest: dict[tuple[str, str], StoredResult] = {}
         for r in self.rows:  # oldest first: the last row of a sample is its latest content
             if r.model == stored_text(model):

@@ -7,6 +7,7 @@ a sample with ``e``/``r``; hostile file names stay text; bad ``--model`` folders
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -104,7 +105,10 @@ async def test_two_graded_models_side_by_side(tmp_path: Path) -> None:
         assert "━ alpha" in rendered and "━ beta" in rendered
         vals = m.curve("alpha", [0.5, 2.0, 5.0])
         assert vals is not None and vals[0] > vals[2] == 0.0  # nothing is 5× faster
-        # the palette offers the screen's keys; F1 lists them
+        # the palette offers the screen's keys (those that can act now); F1 lists them all
+        titles = [c.title for c in app.get_system_commands(screen)]
+        assert "kbench: scores (s)" in titles and "kbench: library (o)" in titles
+        assert "kbench: evaluate (e)" not in titles  # the cursor is on a task: nothing to grade
         await pilot.press("f1")
         await pilot.pause()
         assert "Models side by side" in app.screen._md and "`r`" in app.screen._md
@@ -192,6 +196,39 @@ async def test_a_model_with_hostile_file_names_opens_with_every_name_as_text() -
             assert one_line(name) in title.plain and "click" not in repr(title.spans)
             assert screen.query_one("#log")._border_title.plain.endswith(one_line(f"L1_gelu/{name}"))
         assert app.is_running
+
+
+async def test_keys_at_80x24_enter_and_s_swap_the_sample_and_the_scores_esc_cancels_then_goes_back() -> None:
+    gate = threading.Event()
+    engine = FakeEngine(gate=gate)
+    app = KbenchApp(evaluate=engine, store=False, model_dirs=[("toy", TOY)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        sample, scores_pane = screen.query_one("#models-sample"), screen.query_one("#models-scores")
+        assert scores_pane.display and not sample.display  # 80 columns: the tree beside the scores
+        tree = screen.query_one("#models-tree")
+        tree.select_data(("sample", "toy\0L1_gelu\0s0"))
+        await pilot.pause()
+        await pilot.press("enter")  # opens the sample in the scores' place
+        await pilot.pause()
+        assert sample.display and not scores_pane.display
+        await pilot.press("s")
+        await pilot.pause()
+        assert scores_pane.display and not sample.display
+        await pilot.press("s", "e")
+        while not engine.calls:
+            await pilot.pause(0.02)
+        assert screen.scheduler.busy and screen.check_action("evaluate", ()) is None  # greyed while it runs
+        await pilot.press("escape")  # cancels the grading; the screen stays
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is screen and not screen.scheduler.busy
+        assert "cancelled" in screen.query_one("#log").plain
+        await pilot.press("escape")  # nothing runs: back to the library
+        await pilot.pause()
+        assert app.screen is app.main_screen
 
 
 def test_kbench_model_on_a_missing_or_empty_folder_is_one_line_exit_2(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
