@@ -131,23 +131,23 @@ def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: 
     for d in dirs:
         if not d.is_dir():
             return _fail(f"--candidates {d}: not a directory")
-    from kbench.batch.samples import discover
     from kbench_tui.folders import skipped
     from kbench_tui.models import check_model_dir, split_model_arg
 
     from kbench_cli.text import line
 
     models = [split_model_arg(m) for m in model_args or []]
+    problems = []
     for name, folder in models:
-        why = check_model_dir(name, folder)
+        why, found = check_model_dir(name, folder)
         if why is not None:
             return _fail(why)
+        problems += [f"kbench: --model {line(name)}: not graded {line(str(p))}" for p in found]
     for d in dirs:  # said here too: the explorer's notices vanish after a few seconds
         for why in skipped(d):
             print(f"kbench: skipped {line(why)}", file=sys.stderr)
-    for name, folder in models:
-        for problem in discover(folder, name)[1]:
-            print(f"kbench: --model {line(name)}: not graded {line(str(problem))}", file=sys.stderr)
+    for problem in problems:
+        print(problem, file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run

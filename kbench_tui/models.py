@@ -57,21 +57,21 @@ def split_model_arg(value: str) -> tuple[str, Path]:
     return path.resolve().name or str(path), path
 
 
-def check_model_dir(name: str, folder: Path) -> str | None:
-    """Why ``folder`` cannot be opened as a model (one line), or None. A folder with only unreadable or
-    misplaced files has no samples: it is refused like an empty one."""
+def check_model_dir(name: str, folder: Path) -> tuple[str | None, list[Problem]]:
+    """(why ``folder`` cannot be opened as a model, one line, or None; what in it will not be graded). A
+    folder with only unreadable or misplaced files has no samples: it is refused like an empty one."""
     if not folder.is_dir():
-        return f"--model {folder}: not a directory"
-    samples, _ = discover(folder, name)
+        return f"--model {folder}: not a directory", []
+    samples, problems = discover(folder, name)
     if not samples:
-        return f"--model {folder}: no samples (expected {folder}/<task>/<sample>.py)"
-    return None
+        return f"--model {folder}: no samples (expected {folder}/<task>/<sample>.py)", problems
+    return None, problems
 
 
 class GradedModels:
-    """Models and their stored results. ``label``: which of the store's modes the views show (a mode's name,
-    or its name and hash when one model was graded under two modes of that name, as ``kbench scores``
-    labels its columns)."""
+    """Models and their stored results. ``mode``: the hash of the mode the views show (one mode for every
+    model: a model graded under another shows "–"); ``label`` names it as ``kbench scores`` would, its
+    hash added when two stored modes share a name, "(untimed)" for a correctness-only one."""
 
     def __init__(self, stored: Iterable[StoredResult] = (), folders: Iterable[tuple[str, Path]] = ()) -> None:
         self.problems: list[str] = []
@@ -83,7 +83,7 @@ class GradedModels:
             self.folders[name] = Path(folder)
             self._folder_samples[name] = [ModelSample(name, s.task, s.name, s.candidate.digest, s.candidate)
                                           for s in found]
-        self.label: str | None = None
+        self.mode: str | None = None
         self.reload(stored)
 
     # -- loading ----------------------------------------------------------------------------------
@@ -106,17 +106,40 @@ class GradedModels:
 
     def _rescore(self) -> None:
         self.scores: list[Score] = scores(self.rows)
-        labels = list(dict.fromkeys(s.mode for s in self.scores))
-        timed = {s.mode for s in self.scores if s.timed}
-        # hardened first (kbench's grader), timed before correctness-only; then as kbench scores prints them
-        self.labels: list[str] = sorted(labels, key=lambda lb: (not lb.startswith("hardened"), lb not in timed,
-                                                                labels.index(lb)))
-        if self.label not in self.labels:
-            self.label = self.labels[0] if self.labels else None
+        names = {r.mode_hash: r.result.mode for r in self.rows}
+        hashes = list(dict.fromkeys(s.mode_hash for s in self.scores))
+        timed = {s.mode_hash for s in self.scores if s.timed}
+        shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+        self._labels = {h: (f"{names[h]} {h[:6]}" if names[h] in shared else names[h])
+                        + ("" if h in timed else " (untimed)") for h in hashes}
+        # hardened first (kbench's grader), timed before correctness-only; then as kbench scores orders them
+        self.modes: list[str] = sorted(hashes, key=lambda h: (names[h] != "hardened", h not in timed, hashes.index(h)))
+        if self.mode not in self.modes:
+            self.mode = self.modes[0] if self.modes else None
         self._by_sample: dict[tuple[str, str, str, str], list[StoredResult]] = defaultdict(list)
         for r in self.rows:
             self._by_sample[(r.model, r.result.task, r.sample, r.mode_hash)].append(r)
         self._samples: dict[str, list[ModelSample]] = {}  # the store's samples per model, built when asked
+
+    @property
+    def labels(self) -> list[str]:
+        """Every stored mode's label, in ``modes`` order."""
+        return [self._labels[h] for h in self.modes]
+
+    @property
+    def label(self) -> str | None:
+        """The shown mode's label."""
+        return self._labels.get(self.mode) if self.mode else None
+
+    def label_of(self, mode_hash: str) -> str:
+        return self._labels.get(mode_hash, mode_hash[:6])
+
+    def next_mode(self) -> str | None:
+        """Show the next stored mode; returns its hash."""
+        if self.modes:
+            i = self.modes.index(self.mode) if self.mode in self.modes else -1
+            self.mode = self.modes[(i + 1) % len(self.modes)]
+        return self.mode
 
     # -- models and samples -----------------------------------------------------------------------
 
@@ -158,33 +181,30 @@ class GradedModels:
 
     # -- verdicts and scores ----------------------------------------------------------------------
 
-    def score(self, model: str, label: str | None = None, level: str = "all") -> Score | None:
-        """``kbench scores``' row for this model, mode and level (None: nothing stored under it)."""
-        label = label or self.label
-        return next((s for s in self.scores if s.model == stored_text(model) and s.mode == label
+    def score(self, model: str, mode: str | None = None, level: str = "all") -> Score | None:
+        """``kbench scores``' row for this model under this mode (a hash; default: the shown one) and level
+        (None: nothing stored under it)."""
+        mode = mode or self.mode
+        return next((s for s in self.scores if s.model == stored_text(model) and s.mode_hash == mode
                      and s.level == level), None)
 
-    def mode_hash(self, model: str, label: str | None = None) -> str | None:
-        s = self.score(model, label)
-        return s.mode_hash if s is not None else None
-
-    def verdict(self, sample: ModelSample, label: str | None = None) -> StoredResult | None:
+    def verdict(self, sample: ModelSample, mode: str | None = None) -> StoredResult | None:
         """The sample's stored result under the shown mode, for its current content (an edited file's old
         verdict is not its verdict)."""
-        h = self.mode_hash(sample.model, label)
-        if h is None:
+        mode = mode or self.mode
+        if mode is None:
             return None
-        rows = [r for r in self._by_sample.get((*sample.ident, h), []) if r.digest == sample.digest]
+        rows = [r for r in self._by_sample.get((*sample.ident, mode), []) if r.digest == sample.digest]
         return rows[-1] if rows else None
 
     def verdicts(self, sample: ModelSample) -> list[tuple[str, StoredResult | None]]:
-        """(mode label, stored result) for every mode this sample's model was graded under."""
-        return [(lb, self.verdict(sample, lb)) for lb in self.labels if self.mode_hash(sample.model, lb)]
+        """(mode hash, stored result) for every mode this sample's model was graded under."""
+        return [(h, self.verdict(sample, h)) for h in self.modes if self.score(sample.model, h) is not None]
 
-    def curve(self, model: str, ps: list[float], label: str | None = None) -> list[float] | None:
+    def curve(self, model: str, ps: list[float], mode: str | None = None) -> list[float] | None:
         """Noise-aware fast_p over all tasks at each p (``kbench.batch.scores.score`` on a finer grid); None
         when the model has nothing timed under this mode (its fast_p would be 0 everywhere, not measured)."""
-        s = self.score(model, label)
+        s = self.score(model, mode)
         if s is None or not s.timed:
             return None
         rows = [r for r in self.rows if r.model == stored_text(model) and r.mode_hash == s.mode_hash]
@@ -193,22 +213,22 @@ class GradedModels:
 
     # -- re-grading -------------------------------------------------------------------------------
 
-    def mode_to_grade(self, model: str, label: str | None = None) -> Mode:
-        """The Mode whose results the shown column holds, rebuilt from the registered modes (with or without
-        timing, on the stored distributions) by its hash, so a re-grade replaces that column's row. A mode
-        that cannot be rebuilt (a custom time-out, say) falls back to the registered mode of its name."""
-        s = self.score(model, label)
-        if s is None:
+    def mode_to_grade(self, mode: str | None = None) -> Mode:
+        """The Mode of the shown column (or of ``mode``, a hash), rebuilt from the registered modes (with or
+        without timing, on the stored distributions) by its hash, so a re-grade replaces that column's row.
+        A mode that cannot be rebuilt (a custom time-out, say) falls back to the registered mode of its name;
+        nothing stored yet: hardened, as ``kbench grade`` grades by default."""
+        mode = mode or self.mode
+        rows = [r for r in self.rows if r.mode_hash == mode]
+        if not rows:
             return HARDENED
-        dists = {tuple(r.result.dists) for r in self.rows if r.mode_hash == s.mode_hash}
         for base in MODES.values():
             for timing in (base.timing, None):
-                for ds in [base.dists, *sorted(dists)]:
+                for ds in [base.dists, *sorted({tuple(r.result.dists) for r in rows})]:
                     try:
                         m = dataclasses.replace(base, timing=timing).with_dists(ds)
                     except (KeyError, ValueError):
                         continue
-                    if m.digest == s.mode_hash:
+                    if m.digest == mode:
                         return m
-        return MODES.get(s.mode.split()[0], HARDENED)
-
+        return MODES.get(rows[0].result.mode, HARDENED)

@@ -190,12 +190,12 @@ class ModelsScreen(Screen[None]):
         log = self.query_one(EvalLog)
         lines = [log.header(f"{s.model}/{s.task}/{s.name}")]
         any_stored = False
-        for label, stored in self.models.verdicts(s):
+        for mode, stored in self.models.verdicts(s):
             if stored is None:
                 continue
             any_stored = True
             r = stored.result
-            lines.append(log.note(f"{label} ({', '.join(r.dists)}), stored {stored.stored_at.astimezone():%Y-%m-%d %H:%M}",
+            lines.append(log.note(f"{self.models.label_of(mode)} ({', '.join(r.dists)}), stored {stored.stored_at.astimezone():%Y-%m-%d %H:%M}",
                                   "text-accent"))
             for t in r.trials:
                 lines.append(log.note(f"trial {t.index + 1}/{len(r.trials)} {t.dist}, {t.param_set}: "
@@ -235,8 +235,9 @@ class ModelsScreen(Screen[None]):
             view.set_verdicts(Content.assemble(("select a sample (↑↓) to see its source and verdicts", "$text-muted")))
             return
         rows = []
-        for label, stored in self.models.verdicts(s) or [(self.models.label or "hardened", None)]:
-            current = label == self.models.label
+        for mode, stored in self.models.verdicts(s) or [(self.models.mode, None)]:
+            current = mode == self.models.mode
+            label = self.models.label_of(mode) if mode else "hardened"
             head = (f"{'▶' if current else ' '} {label:<9} ", "bold" if current else "$text-muted")
             if stored is None:
                 now = self._grading_now(s)
@@ -266,7 +267,7 @@ class ModelsScreen(Screen[None]):
         n = sum(len(m.samples(x)) for x in m.names)
         parts: list[Any] = [(" models ", "bold $text-accent"), "│ mode ",
                             (f" {m.label or 'none stored'} ", "bold reverse $primary"),
-                            f" (m: {len(m.labels)} stored) │ {len(m.names)} models, {n} samples"]
+                            f" (m: {len(m.modes)} stored) │ {len(m.names)} models, {n} samples"]
         cur = self.scheduler.current
         if cur is not None:
             parts += [" │ ", ("⟳ ", "$text-accent"), part(f"{cur.job.cand.key} ({cur.mode.name})"),
@@ -286,7 +287,7 @@ class ModelsScreen(Screen[None]):
                 return None  # a store-only sample has no source to grade; greyed while it is graded
             return True
         if action == "next_mode":
-            return True if len(self.models.labels) > 1 else None
+            return True if len(self.models.modes) > 1 else None
         return True
 
     def action_evaluate(self) -> None:
@@ -307,10 +308,8 @@ class ModelsScreen(Screen[None]):
             self._grade(s)
 
     def action_next_mode(self) -> None:
-        labels = self.models.labels
-        if len(labels) > 1:
-            self.models.label = labels[(labels.index(self.models.label) + 1) % len(labels)] \
-                if self.models.label in labels else labels[0]
+        if len(self.models.modes) > 1:
+            self.models.next_mode()
             self.refresh_views()
             self.refresh_verdicts()
 
@@ -337,7 +336,7 @@ class ModelsScreen(Screen[None]):
 
     def _grade(self, s: ModelSample) -> None:
         assert s.candidate is not None
-        mode = self.models.mode_to_grade(s.model)
+        mode = self.models.mode_to_grade()
         self._grading[cid(s.candidate)] = s
         self.scheduler.submit([Job(s.candidate, mode.name, "single", mode)])
         self._pump()
@@ -400,8 +399,6 @@ class ModelsScreen(Screen[None]):
                 self.log_to(s, [log.result_line(f"verdict, {run.mode.name}: ", msg.result, bold=True),
                                 log.note(isolation_line(msg.result),
                                          "text-warning" if missing_layers(msg.result.isolation) else "text-muted")])
-                if self.models.label is None:
-                    self.models.label = self.models.labels[0] if self.models.labels else None
             elif msg.error is not None:
                 self.log_to(s, [log.note(f"✗ no verdict, the grader failed: {msg.error}", "text-error")])
                 notify(self, f"{s.task}/{s.name}: {msg.error}", title="grading failed", severity="error")

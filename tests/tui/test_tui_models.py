@@ -128,12 +128,16 @@ async def test_m_switches_between_stored_modes(tmp_path: Path) -> None:
         await pilot.press("o")
         await pilot.pause()
         screen = app.screen
-        assert len(screen.models.labels) == 2 and screen.models.label.startswith("hardened")
-        first = screen.models.label
+        assert len(screen.models.labels) == 2 and screen.models.mode == HARDENED.digest
+        assert screen.models.label == f"hardened {HARDENED.digest[:6]}"  # two stored modes share the name
+        assert screen.models.mode_to_grade() == HARDENED
         await pilot.press("m")
-        assert screen.models.label != first and screen.models.label.endswith("(untimed)")
+        assert screen.models.mode == untimed.digest and screen.models.label.endswith("(untimed)")
         assert screen.query_one("#models-curve").drawn == []  # untimed: no curve, not a flat zero
-        assert screen.models.mode_to_grade("alpha").timing is None  # r re-grades in the column's own mode
+        assert screen.query_one("#models-fastp").shown == ["alpha"]
+        assert screen.models.mode_to_grade() == untimed  # r re-grades in the column's own mode
+        await pilot.press("m")
+        assert screen.models.mode == HARDENED.digest
 
 
 async def test_a_model_folder_opens_and_a_sample_is_graded_like_a_candidate(tmp_path: Path) -> None:
@@ -229,6 +233,26 @@ async def test_keys_at_80x24_enter_and_s_swap_the_sample_and_the_scores_esc_canc
         await pilot.press("escape")  # nothing runs: back to the library
         await pilot.pause()
         assert app.screen is app.main_screen
+
+
+def test_a_hostile_model_known_from_the_store_only_has_harmless_names(tmp_path: Path) -> None:
+    class AllCorrect(DesignedRunner):
+        def run(self, jobs: list[Job]) -> Iterator[tuple[Job, Result]]:
+            for job in jobs:
+                c = job.sample.candidate
+                yield job, Result(c.task, c.name, job.mode.name, job.mode.dists, "correct", "ok")
+
+    store = Store(tmp_path / "results.sqlite3")
+    name = "evil\x1b[2J[@click=app.quit]"
+    samples, _ = discover(hostile_model(), name)
+    assert grade(jobs_for(samples, [HARDENED]), store, AllCorrect()) == 0
+    models = GradedModels(store.all())
+    [shown] = models.names
+    assert shown.isprintable() and "\x1b" not in shown
+    names = {s.name for s in models.samples(shown)}
+    assert names == {one_line(n) for n in {"ok", *HOSTILE_NAMES, "deep", "aliases", "megabyte"}}
+    assert all(n.isprintable() for n in names)
+    assert all(models.verdict(s).result.status == "correct" for s in models.samples(shown))
 
 
 def test_kbench_model_on_a_missing_or_empty_folder_is_one_line_exit_2(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
