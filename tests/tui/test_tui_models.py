@@ -271,7 +271,7 @@ FIXED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def snapshot_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> KbenchApp:
+def snapshot_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KbenchApp]:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     monkeypatch.chdir(TOY.parent)  # the folder as a relative path: the source pane shows it
@@ -284,7 +284,7 @@ def snapshot_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> KbenchApp:
     app.models_screen = ModelsScreen(models, None, app.evaluate_fn)  # type: ignore[attr-defined]
     app.install_screen(app.models_screen, "models")
     yield app
-    monkeypatch.delenv("TZ")
+    monkeypatch.undo()  # TZ and the working directory back, then the C library's idea of the zone
     time.tzset()
 
 
