@@ -102,7 +102,7 @@ class ModelTree(Tree[NodeData]):
         self._model_nodes.clear()
         width, narrow = self._layout()
         for task in models.tasks():
-            tnode = self.root.add(Text(task, style="bold"), ("task", task), expand=True)
+            tnode = self.root.add(Text(one_line(task), style="bold"), ("task", task), expand=True)
             for model in models.names:
                 samples = models.for_task(model, task)
                 if not samples:
