@@ -51,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"kbench {__version__}", help="print the version and exit")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
                    help="add a folder of candidate files (DIR/<task>/<name>.py) to the explorer")
+    p.add_argument("--model", metavar="[NAME=]DIR", action="append", default=[], dest="models_main",
+                   help="open a model's samples (DIR/<task>/<sample>.py, as kbench grade takes them) in the explorer's "
+                        "models screen beside every model graded into the store (repeatable; the name defaults "
+                        "to the folder's)")
     from kbench_cli import tasks_cli
 
     tasks_cli.add_task_options(p, suffix="_main")
@@ -115,30 +119,42 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _fail("--repeats must be at least 1")
 
             return run_calibrate(args.repeats)
-        return _explore(args.candidates, args.tasks_main, args.task_sets_main)
+        return _explore(args.candidates, args.tasks_main, args.task_sets_main, args.models_main)
     except KeyboardInterrupt:
         print("kbench: interrupted", file=sys.stderr)
         return 130
 
 
-def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: list[str] | None = None) -> int:
+def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: list[str] | None = None,
+             model_args: list[str] | None = None) -> int:
     dirs = [Path(f) for f in folders]
     for d in dirs:
         if not d.is_dir():
             return _fail(f"--candidates {d}: not a directory")
     from kbench_tui.folders import skipped
+    from kbench_tui.models import check_model_dir, split_model_arg
 
     from kbench_cli.text import line
 
+    models = [split_model_arg(m) for m in model_args or []]
+    problems = []
+    for name, folder in models:
+        why, found = check_model_dir(name, folder)
+        if why is not None:
+            return _fail(why)
+        problems += [f"kbench: --model {line(name)}: not graded {line(str(p))}" for p in found]
     for d in dirs:  # said here too: the explorer's notices vanish after a few seconds
         for why in skipped(d):
             print(f"kbench: skipped {line(why)}", file=sys.stderr)
+    for problem in problems:
+        print(problem, file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the explorer needs a terminal; try `kbench list`, `kbench eval` or `kbench report`")
     from kbench_tui.app import run
 
     # the task folders and sets are registered already (tasks_cli.activate); the app adds nothing twice
-    run(candidate_dirs=dirs, task_dirs=[Path(d) for d in task_dirs or []], task_sets=list(task_sets or []))
+    run(candidate_dirs=dirs, task_dirs=[Path(d) for d in task_dirs or []], task_sets=list(task_sets or []),
+        model_dirs=models)
     return 0
 
 

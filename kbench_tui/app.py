@@ -59,8 +59,10 @@ class KbenchApp(App[None]):
 
     def __init__(self, candidate_dirs: Iterable[Path] = (), *, evaluate: EvaluateFn | None = None,
                  store: "Store | None | bool" = None, candidates: Iterable[Candidate] | None = None,
-                 task_dirs: Iterable[Path] = (), task_sets: Iterable[str] = ()) -> None:
+                 task_dirs: Iterable[Path] = (), task_sets: Iterable[str] = (),
+                 model_dirs: Iterable[tuple[str, Path]] = ()) -> None:
         super().__init__()
+        self.model_dirs = list(model_dirs)  # (name, folder) given with kbench --model: the models screen opens them
         warnings: list[str] = task_files.load(task_dirs, task_sets)  # before candidates: theirs join the tree
         if candidates is None:
             cands, more = load_candidates(candidate_dirs)
@@ -93,6 +95,10 @@ class KbenchApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.main_screen = MainScreen(self.model, self.store, self.evaluate_fn)
         self.push_screen(self.main_screen)
+        if self.model_dirs:
+            from .screens.models import open_models
+
+            open_models(self)
         for w in self._warnings[:20]:  # a folder of hostile names: a few toasts, not a screenful
             notify(self, w, severity="warning", timeout=10)
         if len(self._warnings) > 20:
@@ -101,7 +107,9 @@ class KbenchApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if not isinstance(screen, MainScreen):
+        from .screens.models import ModelsScreen
+
+        if not isinstance(screen, (MainScreen, ModelsScreen)):
             return
         for b in screen.BINDINGS:
             if not isinstance(b, Binding) or b.action.startswith("app."):
@@ -148,9 +156,9 @@ class KbenchApp(App[None]):
     async def action_quit(self) -> None:
         """Quit at once: a running evaluation is cancelled first, which kills its workers, so the thread
         the app would wait for ends within a moment whatever the candidate is doing."""
-        screen = getattr(self, "main_screen", None)
-        if screen is not None:
-            screen.scheduler.cancel_all()
+        for screen in (getattr(self, "main_screen", None), getattr(self, "models_screen", None)):
+            if screen is not None:
+                screen.scheduler.cancel_all()
         self.exit()
 
     def on_unmount(self) -> None:
@@ -159,6 +167,8 @@ class KbenchApp(App[None]):
 
 
 def run(candidate_dirs: list[Path] | None = None, task_dirs: list[Path] | None = None,
-        task_sets: list[str] | None = None) -> None:
-    """Entry point for ``kbench`` (no arguments), ``kbench --candidates DIR`` and ``kbench --tasks DIR``."""
-    KbenchApp(candidate_dirs or [], task_dirs=task_dirs or [], task_sets=task_sets or []).run()
+        task_sets: list[str] | None = None, model_dirs: list[tuple[str, Path]] | None = None) -> None:
+    """Entry point for ``kbench`` (no arguments), ``kbench --candidates DIR``, ``kbench --tasks DIR`` and
+    ``kbench --model [NAME=]DIR``."""
+    KbenchApp(candidate_dirs or [], task_dirs=task_dirs or [], task_sets=task_sets or [],
+              model_dirs=model_dirs or []).run()

@@ -65,6 +65,8 @@ class MainScreen(EvaluationMixin, Screen):
         *DIST_BINDINGS,
         Binding("d", "diff", "Diff", id="kbench.diff", tooltip="Show what the candidate changed from the reference"),
         Binding("v", "matrix", "Matrix", id="kbench.matrix", tooltip="Candidates × distributions pass counts"),
+        Binding("o", "models", "Models", id="kbench.models",
+                tooltip="Graded models side by side: samples with stored verdicts, fast_p per model, their curves"),
         Binding("n", "new_candidate", "Edit/new", id="kbench.new",
                 tooltip="Edit: your own candidate in place, a library one as a copy, a task's reference as a new file"),
         Binding("x", "export", "Export", id="kbench.export", tooltip="Export all stored results as JSON and CSV"),
@@ -346,6 +348,11 @@ class MainScreen(EvaluationMixin, Screen):
 
         task, _ = self.selected()
         self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist))
+
+    def action_models(self) -> None:
+        from .models import open_models
+
+        open_models(self.app)
 
     def action_new_candidate(self) -> None:
         from .editor import EditorScreen

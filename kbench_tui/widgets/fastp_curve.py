@@ -1,16 +1,23 @@
-"""fast_p against p (log axis), naive and hardened, drawn with braille dots."""
+"""fast_p against p (log axis), drawn with braille dots: naive and hardened by default, or any named series
+(the models screen draws one per model) with a legend."""
 
 from __future__ import annotations
 
 import math
 
+from rich.cells import cell_len
 from textual.content import Content
 from textual.widget import Widget
+
+from kbench.core.text import one_line
 
 P_MIN, P_MAX = 0.5, 10.0
 TICKS = (0.5, 1, 2, 5, 10)
 SERIES = (("naive", "$warning"), ("hardened", "$primary"))
 BOTH = "$success"
+#: Styles for named series beyond the default two (the models screen: one per model), in order.
+PALETTE = ("$primary", "$warning", "$accent", "$error", "$secondary", "$success")
+LEGEND_NAME_MAX = 24  # cells of a series name in the legend (a model's name is a folder's: any length)
 # braille dot bits for (dx, dy) inside a 2×4 cell
 _BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
@@ -34,17 +41,50 @@ def raster(values: list[float], w: int, h: int) -> list[list[int]]:
 
 
 class FastPCurve(Widget):
-    """Give it ``series``: name -> callable p -> fast_p (or None when nothing is evaluated yet)."""
+    """Give it ``fns``: series name -> callable p -> fast_p (or None when nothing is evaluated yet).
+
+    ``series`` (name, style) says which series are drawn, in legend order: naive and hardened unless
+    ``show`` is given others; where two or more series share a dot it is drawn in ``overlap``'s style."""
 
     def __init__(self, **kw) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kw)
         self._fns: dict[str, object] = {}
         self._cache: dict[tuple[str, int], list[float] | None] = {}
+        self.series: tuple[tuple[str, str], ...] = SERIES
+        self.overlap: tuple[str, str] = (BOTH, "both")
 
-    def show(self, fns: dict[str, object]) -> None:
+    def show(self, fns: dict[str, object], series: "list[str] | None" = None) -> None:
+        """Draw ``fns``; ``series``: their names in order, each given a style from ``PALETTE`` (default:
+        naive and hardened)."""
         self._fns = fns
+        if series is not None:
+            self.series = tuple((name, PALETTE[i % len(PALETTE)]) for i, name in enumerate(series))
+            self.overlap = ("$text", "overlap")
         self._cache.clear()
         self.refresh()
+
+    @property
+    def drawn(self) -> list[str]:
+        """The names of the series that have values (drawn), in legend order (tests, the screen's notes)."""
+        ps = [P_MIN, 1.0, P_MAX]
+        return [name for name, _ in self.series if self._values(name, ps) is not None]
+
+    def _legend(self, drawn: set[str], width: int) -> list[Content]:
+        """One entry per series (``━ name``, ``name –`` when it has nothing to draw), then the overlap
+        colour; wrapped onto more lines when they do not fit ``width``."""
+        entries = [[("━ ", style), (one_line(name, LEGEND_NAME_MAX) if name in drawn
+                                     else f"{one_line(name, LEGEND_NAME_MAX)} –", "")] for name, style in self.series]
+        entries.append([("━ ", self.overlap[0]), self.overlap[1]])
+        lines: list[list[tuple[str, str] | str]] = [["    "]]
+        used = 4
+        for n, entry in enumerate(entries):
+            size = sum(cell_len(p if isinstance(p, str) else p[0]) for p in entry) + (2 if n < len(entries) - 1 else 0)
+            if used + size > width and used > 4:
+                lines.append(["    "])
+                used = 4
+            lines[-1] += entry + (["  "] if n < len(entries) - 1 else [])
+            used += size
+        return [Content.assemble(*parts) for parts in lines]
 
     def _values(self, name: str, ps: list[float]) -> list[float] | None:
         key = (name, len(ps))
@@ -55,10 +95,12 @@ class FastPCurve(Widget):
 
     def render(self) -> Content:
         w = max(self.content_size.width - 6, 8)
-        h = max(self.content_size.height - 3, 2)
         ps = [p_at(x, 2 * w) for x in range(2 * w)]
+        drawn = {name for name, _ in self.series if self._values(name, ps) is not None}
+        legend = self._legend(drawn, self.content_size.width)
+        h = max(self.content_size.height - 2 - len(legend), 2)
         grids = {}
-        for name, _ in SERIES:
+        for name, _ in self.series:
             vals = self._values(name, ps)
             if vals is not None:
                 grids[name] = raster(vals, w, h)
@@ -71,7 +113,7 @@ class FastPCurve(Widget):
                 if not bits:
                     parts.append(" ")
                     continue
-                style = dict(SERIES)[next(iter(bits))] if len(bits) == 1 else BOTH
+                style = dict(self.series)[next(iter(bits))] if len(bits) == 1 else self.overlap[0]
                 mask = 0
                 for b in bits.values():
                     mask |= b
@@ -87,9 +129,5 @@ class FastPCurve(Widget):
             labels[start:start + len(s)] = list(s)
         rows.append(Content.assemble(("   └" + "".join(axis) + " p", "$text-muted")))
         rows.append(Content.assemble(("".join(labels), "$text-muted")))
-        legend: list[tuple[str, str] | str] = ["    "]
-        for name, style in SERIES:
-            legend += [("━ ", style), (name if name in grids else f"{name} –", ""), "  "]
-        legend += [("━ ", BOTH), "both"]
-        rows.append(Content.assemble(*legend))
+        rows += legend
         return Content("\n").join(rows)
