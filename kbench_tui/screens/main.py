@@ -363,7 +363,7 @@ class MainScreen(EvaluationMixin, Screen):
         from .matrix import MatrixScreen
 
         task, _ = self.selected()
-        self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist))
+        self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist, self.run_matrix_cells))
 
     def action_new_candidate(self) -> None:
         from .editor import EditorScreen
@@ -509,6 +509,17 @@ class MainScreen(EvaluationMixin, Screen):
                                   "shown as · until it lands", "text-warning"))
         self.log_general(lines)
         self._defences_changed()
+
+    def run_matrix_cells(self, todo: list) -> int:
+        """The matrix's defences view: hardened runs (mode None) and runs without defences, in the background."""
+        jobs = [Job(c, "hardened", "batch") if m is None else Job(c, m.name, "batch", m) for c, m in todo]
+        n = self.submit(jobs)
+        if n:
+            log = self.log_widget
+            self.log_general([log.note(f"matrix: {n} evaluation{'s' if n != 1 else ''} queued in the background "
+                                       "(hardened runs, and runs without defences that change the run)",
+                                       "text-accent")])
+        return n
 
     def _hardened_verdicts(self) -> dict:
         return {cid(c): self.model.verdict(c, "hardened") for c in self.model.candidates}
