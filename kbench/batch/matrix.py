@@ -247,3 +247,14 @@ def cell_text(result: Result | None, how: How = "derived", narrow: bool = False)
     text, key = badge_text(result, narrow=narrow)
     by = caught_by(result)
     return (f"{text.split()[0]} {by}" if by else text), key
+
+
+def defence_table() -> str:
+    """The README's table of defences, generated from the catalogue (a test checks the README holds exactly
+    this)."""
+    rows = ["| defence | switch | catches | enforced in | off is | needed by |", "|---|---|---|---|---|---|"]
+    for d in catalogue.DEFENCES:
+        cases = ", ".join(f"`{c}`" for c in d.cases)
+        rows.append(f"| `{d.name}` | {d.title} | {d.catches} | {d.enforced} | "
+                    f"{'derived' if d.derived else 'own run'} | {cases} |")
+    return "\n".join(rows)
