@@ -5,6 +5,7 @@ of ``--json``. Kept cheap: one or two candidates, one or two defences, correctne
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -150,3 +151,19 @@ def test_the_readme_defence_table_is_the_catalogue_s():
     assert body == mx.defence_table()
     for d in catalogue.DEFENCES:
         assert f"| `{d.name}` | {d.title} |" in body, d.name
+
+
+def test_a_distribution_view_keeps_what_the_defence_views_derive_from():
+    """The explorer derives defence views from the view on the enabled distributions: ``restricted`` keeps the
+    run's breaches and the worker's own clock (without them, grader_clock off needed a run of its own)."""
+    from kbench.core.results import Trial
+
+    r = _correct_result(speedup=3.0)
+    r = dataclasses.replace(r, dists=("normal", "edge"), trials=[Trial(0, "normal", "default", True, "ok"),
+                                                                  Trial(1, "edge", "default", True, "ok")],
+                            worker_clock=r.timing, breaches={})
+    view = r.restricted(("normal",))
+    assert view is not None and view.worker_clock is r.timing
+    assert catalogue.derive(view, {"grader_clock"}) is not None
+    wrong = dataclasses.replace(r, status="wrong", msg="thread", breaches={"thread_check": "rejected: 1 thread"})
+    assert wrong.restricted(("normal",)).breaches == {"thread_check": "rejected: 1 thread"}
