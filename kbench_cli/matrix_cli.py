@@ -135,7 +135,7 @@ def _table(m: "object") -> None:
     assert isinstance(m, mx.Matrix)
     kind = "timed" if m.timed else "correctness only"
     table = Table(title=f"hack × defence ({kind}): each cell the verdict of hardened with that one defence off",
-                  caption="reverse = the hack gets through (correct" + (" and faster than the reference, 95 % "
+                  caption="reverse = it gets through only with that defence off (correct" + (" and faster than the reference, 95 % "
                           "interval above 1.0)" if m.timed else ")") + "; ⊘ name / ✗ name: the defence that still "
                           "caught it; – through: already through with every defence on, not run; "
                           f"{m.runs} evaluations run, {m.stored} from the store",
@@ -149,7 +149,7 @@ def _table(m: "object") -> None:
         for res, how in [(r.hardened, r.hardened_how), *((r.cells[d].result, r.cells[d].how) for d in m.defences)]:
             text, key = mx.cell_text(res, how)
             style = _RICH.get(look(key).style, "")
-            if mx.through(res, m.timed) and how != "skipped":
+            if res is not r.hardened and mx.through(res, m.timed) and not mx.through(r.hardened, m.timed):
                 style = "bold reverse red"
             cells.append(cell(text, style))
         table.add_row(*cells)

@@ -5,11 +5,12 @@ switches is shown on top and follows every toggle."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -21,9 +22,6 @@ from kbench.core.status import look
 from ..messages import ModelChanged
 from ..model import Model
 from ..text import label, plain
-
-if TYPE_CHECKING:
-    pass
 
 
 def needs_it(d: catalogue.Defence) -> str:
@@ -51,6 +49,7 @@ class DefenceScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="defences-title")
         yield DataTable(id="defences", cursor_type="row", zebra_stripes=True)
+        yield Static(id="defence-help")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -78,6 +77,7 @@ class DefenceScreen(Screen[None]):
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
         self.query_one("#defences-title", Static).update(plain(self.headline()))
+        self.show_help()
 
     def headline(self) -> str:
         off = self.model.effective_off()
@@ -88,6 +88,22 @@ class DefenceScreen(Screen[None]):
         k = self.model.verdict(self.cand)
         text = cell_text(k.result)[0] if k is not None else look("not_evaluated").symbol + " not known yet"
         return f" Defences · {state} · {self.cand.key}: {text}"
+
+    def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
+        self.show_help()
+
+    def show_help(self) -> None:
+        """The highlighted defence in full: the help line the table's columns cut short."""
+        name = self.highlighted()
+        if name is None:
+            return
+        d = catalogue.BY_NAME[name]
+        off = ("derived from the one hardened run: instant" if d.derived else
+               "changes the run itself: hardened without it runs in the background")
+        self.query_one("#defence-help", Static).update(Content.assemble(
+            (f"{d.name}", "bold"), f" — {d.title}. ", ("catches: ", "$text-muted"), f"{d.catches}. ",
+            ("needed by: ", "$text-muted"), f"{needs_it(d)}. ", ("enforced in: ", "$text-muted"), f"{d.enforced}. ",
+            ("on a breach: ", "$text-muted"), f"{d.breach}. ", ("off: ", "$text-muted"), off))
 
     def on_model_changed(self, _: ModelChanged) -> None:
         self.rebuild()

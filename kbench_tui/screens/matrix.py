@@ -114,19 +114,20 @@ class MatrixScreen(Screen[None]):
             cells.append(self._verdict_cell(base.result if base else None))
             for d in catalogue.NAMES:
                 k = self.model.defence_view(c, {d}) if base is not None else None
-                cells.append(self._verdict_cell(k.result if k else None))
+                cells.append(self._verdict_cell(k.result if k else None, base.result if base else None))
             table.add_row(*cells)
         if row < table.row_count:
             table.move_cursor(row=row)
         scope = f"task {self.kb_task}" if self.kb_task else "all tasks"
         self.query_one("#matrix-title", Static).update(plain(
             f" Matrix · hack × defence · {scope} · each cell: hardened with that one defence off · reverse: gets "
-            f"through (correct, faster beyond noise) · * needs a run of its own (r runs the missing) · · = not known"))
+            f"through only without it (correct, faster beyond noise) · * needs a run of its own (r runs the missing) · · = not known"))
 
-    def _verdict_cell(self, result: Result | None) -> Text:
+    def _verdict_cell(self, result: Result | None, hardened: Result | None = None) -> Text:
+        """A verdict; in reverse where the candidate gets through only because this defence is off."""
         text, kind = cell_text(result)
         style = self._c(look(kind).style)
-        if through(result):
+        if hardened is not None and through(result) and not through(hardened):
             style = f"bold reverse {style}"
         return Text(text, style=style)
 

@@ -171,3 +171,43 @@ async def test_matrix_f_shows_hack_by_defence_r_runs_the_missing_cells_x_exports
         assert data["columns"] == head and any(r[0] == "hack_stale_alloc" for r in data["rows"])
         await pilot.press("f")
         assert screen.view == "dists"
+
+
+# -- snapshots (fake results, fixed theme and size) --------------------------------------------------------
+
+def _seeded():  # type: ignore[no-untyped-def]
+    from tui_fakes import fake_result
+
+    from kbench.core.modes import NAIVE
+    from kbench_tui.model import EXPLORER_HARDENED
+
+    app = make_app()
+    for c in app.model.candidates:
+        app.model.record(c.digest, c.task, fake_result(c.task, c.name, NAIVE))
+        app.model.record(c.digest, c.task, fake_result(c.task, c.name, EXPLORER_HARDENED))
+    return app
+
+
+def test_snapshot_defences_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """`g` at 120x30 with one defence that needs its own run switched off (the fake has run it)."""
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        pilot.app.theme = "textual-dark"
+        await select(pilot, "L1_diag_matmul/hack_stale_alloc")
+        await pilot.press("g")
+        await _switch(pilot, "nan_alloc")
+        await idle(pilot)
+
+    assert snap_compare(_seeded(), terminal_size=(120, 30), run_before=before)
+
+
+def test_snapshot_matrix_defences_view(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """`v f` at 200x50 on one task, after `r` ran the cells that need their own run."""
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        pilot.app.theme = "textual-dark"
+        await select(pilot, "L1_diag_matmul/hack_stale_alloc")
+        await pilot.press("v", "f", "r")
+        await idle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(_seeded(), terminal_size=SIZE, run_before=before)
