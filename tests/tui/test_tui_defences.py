@@ -64,6 +64,51 @@ async def test_nan_alloc_off_flips_hack_stale_alloc_to_correct_on_the_real_engin
         assert not screen.scheduler.busy and model.verdict(c).result.status == "wrong"
 
 
+async def test_the_gate_off_lets_a_gate_rejected_attack_load_on_the_real_engine(tmp_path: Path) -> None:
+    from kbench_tui.model import cid
+
+    (tmp_path / "L1_gelu").mkdir()
+    src = (Path(__file__).parent.parent / "adversarial" / "allclose_patch.py").read_text()
+    (tmp_path / "L1_gelu" / "allclose_patch.py").write_text(src)
+    app = make_app(evaluate=_correctness_only_engine(), candidate_dirs=[tmp_path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        c = next(c for c in app.model.candidates if c.name == "allclose_patch")
+        app.main_screen.query_one("#tree").select_data(("cand", cid(c)))
+        await pilot.pause()
+        await pilot.press("e")
+        await idle(pilot, timeout=120)
+        assert app.model.verdict(c).result.status == "rejected" and "module-patch" in app.model.verdict(c).result.msg
+        await pilot.press("g")
+        await _switch(pilot, "gate")
+        await idle(pilot, timeout=120)
+        r = app.model.verdict(c).result
+        assert r.status == "wrong" and r.trials, (r.status, r.msg)  # it loaded and ran; the grader judged it
+
+
+async def test_fresh_inputs_and_roofline_off_let_the_content_hash_hack_through_on_the_real_engine() -> None:
+    """One switch needs its own run (fresh inputs: the cache hits), the other is derived on top of that run
+    (the roofline floor that still rejected the hits as implausibly fast)."""
+    from kbench.batch.matrix import through
+
+    app = make_app(evaluate=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, "L3_mlp_block/hack_content_hash")
+        await pilot.press("e")
+        await idle(pilot, timeout=120)
+        c, model = app.main_screen.selected()[1], app.model
+        assert model.verdict(c).result.status == "correct" and not through(model.verdict(c).result)
+        await pilot.press("g")
+        await _switch(pilot, "fresh_inputs")
+        await idle(pilot, timeout=120)
+        fresh_off = model.verdict(c).result
+        assert fresh_off.status == "rejected" and "roofline_floor" in fresh_off.breaches
+        assert fresh_off.timing is not None and fresh_off.timing.speedup_ci[0] > 1.0  # its cache hits: fast
+        await _switch(pilot, "roofline_floor")
+        assert not app.main_screen.scheduler.busy  # derived from the run without fresh inputs
+        assert through(model.verdict(c).result)
+
+
 async def test_g_shows_every_defence_and_a_derived_switch_redraws_without_a_run() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -84,6 +129,8 @@ async def test_g_shows_every_defence_and_a_derived_switch_redraws_without_a_run(
         assert app.model.verdict(c) is not None  # derived: known at once, nothing queued
         assert str(table.get_row_at(catalogue.NAMES.index("property_checks"))[0]) == "○ off"
         assert "def 13/14" in app.main_screen.query_one("#status").render_text()
+        await pilot.press("enter")  # enter switches the highlighted one too
+        assert app.model.off == set()
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
         await pilot.press("g", "g")  # g closes it too
