@@ -47,7 +47,10 @@ def _parser() -> argparse.ArgumentParser:
 
     from kbench import __version__
 
-    p = _Parser(prog="kbench", description="A miniature KernelBench on numpy. Without a command, opens the explorer.")
+    # no abbreviations at the top: they are matched against the whole command line, so `kbench matrix --task T`
+    # would read as an ambiguous `--tasks`/`--task-set` of the top level
+    p = _Parser(prog="kbench", description="A miniature KernelBench on numpy. Without a command, opens the explorer.",
+                allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"kbench {__version__}", help="print the version and exit")
     p.add_argument("--candidates", metavar="DIR", action="append", default=[],
                    help="add a folder of candidate files (DIR/<task>/<name>.py) to the explorer")
@@ -78,13 +81,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="how many times each reference is graded against itself (default 3)")
     sub.add_parser("doctor", help="show which sandbox layers (Landlock, seccomp, ...) hold on this machine")
-    from kbench_cli import batch, prompt, scores
+    from kbench_cli import batch, matrix_cli, prompt, scores
 
     prompt.add_parser(sub)
     batch.add_parser(sub)
     scores.add_parser(sub)
+    matrix_cli.add_parser(sub)
     tasks_cli.add_parser(sub)
-    for name in ("eval", "list", "report", "calibrate", "prompt", "grade", "scores"):
+    for name in ("eval", "list", "report", "calibrate", "prompt", "grade", "scores", "matrix"):
         tasks_cli.add_task_options(sub.choices[name])
     return p
 
@@ -100,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return code
         if args.command == "eval":
             return _eval(args)
-        if args.command in ("prompt", "grade", "scores", "task"):
+        if args.command in ("prompt", "grade", "scores", "task", "matrix"):
             return args.run(args)
         if args.command == "list":
             return _list()

@@ -121,6 +121,13 @@ class KbenchApp(App[None]):
             label = b.description if b.description != "Dists" else "toggle normal"
             yield SystemCommand(f"kbench: {label.lower()} ({key})", b.tooltip or b.description,
                                 lambda action=b.action, s=screen: self.run_action(action, s))
+        from kbench.core.defences import DEFENCES
+
+        off = screen.model.effective_off()
+        for d in DEFENCES:  # one entry per defence: what it catches is the help line
+            now = "off" if d.name in off else "on"
+            yield SystemCommand(f"kbench: defence {d.name} {'on' if now == 'off' else 'off'} ({d.title})",
+                                f"catches {d.catches}", lambda n=d.name, s=screen: s.toggle_defence(n))
 
     _remember_theme = False
 

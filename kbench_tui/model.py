@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable
 
+from kbench.batch import matrix as defence_views
+from kbench.core import defences as catalogue
 from kbench.core.distributions import ALL_DISTS, DISTS
 from kbench.core.library import Candidate
 from kbench.core.metrics import K_VALUES, P_VALUES, fast_p, fast_p_at_k, fast_p_per_task, oracle_fast_p
@@ -66,6 +68,9 @@ class Model:
         self._known: dict[tuple[str, str], dict[tuple[str, tuple[str, ...]], Known]] = {}
         self.candidates = list({cid(c): c for c in candidates}.values())  # a later duplicate replaces
         self.scope = "library"  # which candidates the scores count: a name from ``scopes()``
+        #: Defences switched off (hardened mode): its verdicts are hardened-without-these, derived from the one
+        #: hardened run where the record allows, else from a run of its own (``defence_run``).
+        self.off: frozenset[str] = frozenset()
         self._sort()
 
     # -- candidates -------------------------------------------------------------------------------
@@ -99,11 +104,75 @@ class Model:
         return self._known.get((c.digest, c.task), {}).get(key)
 
     def verdict(self, c: Candidate, mode: str | None = None) -> Known | None:
-        """The verdict in ``mode`` (default: the current one); hardened under the enabled distributions."""
+        """The verdict in ``mode`` (default: the current one); hardened under the enabled distributions and
+        without the defences switched off."""
         mode = mode or self.mode
         if mode == "naive":
             return self.known(c, "naive")
+        if self.off:
+            return self.defence_view(c, self.off)
         return self.hardened_verdict(c, self.enabled)
+
+    # -- defences ---------------------------------------------------------------------------------
+
+    def defence_view(self, c: Candidate, off: Iterable[str]) -> Known | None:
+        """Hardened-without-``off`` on the enabled distributions: derived from the hardened run, or from the
+        run without the defences that change the run (None: that run has not landed yet)."""
+        base = self.hardened_verdict(c, self.enabled)
+        if base is None:
+            return None
+        off = frozenset(off)
+        need = defence_views.run_needed(base.result, off)
+        if need:
+            ran = self._variant(c, need)
+            r = defence_views.view(base.result, off, ran.result, timed=True) if ran is not None else None
+            if r is not None:
+                return Known(r, ran.stored_at)  # type: ignore[union-attr]
+        else:
+            r = catalogue.derive(base.result, off, timed=True)
+            if r is not None:
+                return Known(r, base.stored_at)
+        # the record cannot give it (e.g. correct without them, but its speed never measured): a run without all
+        return self._variant(c, off) if need != off else None
+
+    def _variant(self, c: Candidate, off: frozenset[str]) -> Known | None:
+        name = defence_views.variant(EXPLORER_HARDENED, off).name
+        rs = self._known.get((c.digest, c.task), {})
+        for (m, ds), k in sorted(rs.items(), key=lambda x: -len(x[0][1])):
+            if m == name:
+                r = k.result.restricted(self.enabled)
+                if r is not None:
+                    return Known(r, k.stored_at)
+        return None
+
+    def defence_run(self, c: Candidate) -> Mode | None:
+        """The run the current defence toggles still need for ``c`` (None: known, or no hardened run yet)."""
+        base = self.hardened_verdict(c, self.enabled)
+        if not self.off or base is None or self.verdict(c, "hardened") is not None:
+            return None
+        need = defence_views.run_needed(base.result, self.off)
+        for names in ([need] if need else []) + [self.off]:
+            if self._variant(c, names) is None:
+                return defence_views.variant(EXPLORER_HARDENED, names)
+        return None  # every run it could use has landed and none answers: nothing more to run
+
+    def effective_off(self) -> frozenset[str]:
+        """The defences not in force: naive has none (it is KernelBench v0's own procedure)."""
+        return frozenset(catalogue.NAMES) if self.mode == "naive" else self.off
+
+    def toggle_defence(self, name: str) -> None:
+        """Flip one defence. From naive (every defence off) this is hardened's procedure with only it on."""
+        catalogue.BY_NAME[name]  # KeyError for an unknown name
+        if self.mode == "naive":
+            self.mode, self.off = "hardened", frozenset(catalogue.NAMES) - {name}
+        else:
+            self.off = self.off ^ {name}
+
+    def preset(self, which: str) -> None:
+        """``naive``: every defence off, which is KernelBench v0's own procedure (the naive mode);
+        ``hardened``: every defence on (the hardened mode)."""
+        self.mode = "naive" if which == "naive" else "hardened"
+        self.off = frozenset()  # naive's "every defence off" is its procedure; ``m`` back is the full hardened
 
     def hardened_verdict(self, c: Candidate, dists: tuple[str, ...]) -> Known | None:
         rs = self._known.get((c.digest, c.task), {})
@@ -131,12 +200,13 @@ class Model:
             return EXPLORER_HARDENED
         if self.hardened_verdict(c, self.enabled) is None:
             return hardened_for(self.enabled)
-        return None
+        return self.defence_run(c)
 
     def unresolved(self) -> list[Candidate]:
         """Candidates evaluated in hardened mode whose verdict under the current toggles is unknown."""
         return [c for c in self.candidates
-                if self.full(c) is not None and self.hardened_verdict(c, self.enabled) is None]
+                if self.full(c) is not None and (self.hardened_verdict(c, self.enabled) is None
+                                                 or self.defence_run(c) is not None)]
 
     # -- toggles ----------------------------------------------------------------------------------
 

@@ -144,7 +144,8 @@ class Result:
             if failing is None or failing.dist not in want:
                 return None  # the run stopped on a dropped distribution; the rest is unknown
             return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
-                          self.elapsed, dict(self.overhead))
+                          self.elapsed, dict(self.overhead), self.isolation, self.stdout, dict(self.breaches),
+                          self.worker_clock)
         bad = next((t for t in kept if not t.ok), None)
         if bad is None and self.breaches:  # the run's own breaches (threads, timed outputs) hold in every view
             name, why = next(iter(self.breaches.items()))
@@ -153,14 +154,18 @@ class Result:
                           dict(self.breaches), self.worker_clock)
         if bad is not None:
             return Result(self.task, self.cand_name, self.mode, want, "wrong", f"{bad.message} on {bad.dist}", kept,
-                          None, self.elapsed, dict(self.overhead), self.isolation, self.stdout)
+                          None, self.elapsed, dict(self.overhead), self.isolation, self.stdout, dict(self.breaches),
+                          self.worker_clock if self.timing is not None else None)
         if self.status == "wrong":
             if self.timing is None:
                 return None  # correct on what is left, but its speed was never measured
             return Result(self.task, self.cand_name, self.mode, want, "correct", f"{self.timing.speedup:.2f}x", kept,
-                          self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout)
+                          self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout,
+                          dict(self.breaches), self.worker_clock)
+        # breaches and the worker's own clock hold in every view: a view without a defence is derived from them
         return Result(self.task, self.cand_name, self.mode, want, self.status, self.msg, kept, self.timing,
-                      self.elapsed, dict(self.overhead), self.isolation, self.stdout)
+                      self.elapsed, dict(self.overhead), self.isolation, self.stdout, dict(self.breaches),
+                      self.worker_clock)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -18,7 +18,7 @@ from kbench.core.status import failure_text
 from kbench.sandbox.confine import missing_layers
 
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
-from ..model import Model
+from ..model import Model, cid
 from ..runner import Job, Run, Scheduler
 from ..text import notify, part
 from ..widgets.eval_log import EvalLog, summary
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from kbench.store import Store
 
 EvaluateFn = Callable[..., Result]
+#: The name a run without some defences has (``kbench.batch.matrix.variant``).
+VARIANT_PREFIX = "hardened-without-"
 
 
 class EvaluationMixin:
@@ -129,6 +131,8 @@ class EvaluationMixin:
                     editor.show_result(view.result if view is not None else msg.result)
                 if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
+                elif msg.result.mode.startswith("hardened") and self.model.defence_run(c) is not None:
+                    self.scheduler.submit([Job(c, "hardened", "fill")])  # the defences switched off need one
             elif msg.error is not None:  # the grader raised (not a verdict): said in the log, the app lives on
                 self.log_to(c, [log.note(f"✗ {c.key}: no verdict, the grader failed: {msg.error}", "text-error")])
                 notify(self, f"{c.key}: {msg.error}", title="evaluation failed", severity="error")
@@ -147,6 +151,16 @@ class EvaluationMixin:
     def _report(self, run: Run, result: Result) -> None:
         c, log = run.job.cand, self.log_widget
         if run.stale:
+            return
+        if result.mode.startswith(VARIANT_PREFIX):
+            # a run without defences that change the run: what it said, and the view under the switches now
+            view = self.model.verdict(c, "hardened") if self.model.mode == "hardened" else None
+            without = result.mode.removeprefix(VARIANT_PREFIX).replace("+", ", ")
+            line = log.result_line(f"landed: {c.key}, its own run without {without}: ", result)
+            lines = [line] + ([log.note(f"under the switches now: {summary(view.result)}")] if view else [])
+            self.log_to(c, lines)
+            if self._log_key != cid(c):  # type: ignore[attr-defined]
+                self.log_general([line])
             return
         if run.job.kind == "batch":
             done, total = self.scheduler.batch_done, self.scheduler.batch_total

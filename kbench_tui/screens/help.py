@@ -53,12 +53,27 @@ def keys_table(bindings: Iterable[BindingType]) -> str:
     return "\n".join(rows)
 
 
+def defence_help() -> str:
+    """The defences, one line each from the catalogue: what each catches and which attack needs it."""
+    from kbench.core import defences as catalogue
+
+    rows = ["## Defences (g)", "",
+            "Each of hardened's defences is a switch (**g**; **N** / **H**: naive / hardened presets; the palette "
+            "has one entry per defence). *derived*: switching it off is read off the one hardened run at once; "
+            "*own run*: it changes the run itself, so kbench runs hardened without it in the background.", "",
+            "| defence | off is | catches | needed by |", "|---|---|---|---|"]
+    for d in catalogue.DEFENCES:
+        cases = ", ".join(c.partition(":")[2] for c in d.cases)
+        rows.append(f"| `{d.name}` ({d.title}) | {'derived' if d.derived else 'own run'} | {d.catches} | {cases} |")
+    return "\n".join(rows)
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, bindings: Iterable[BindingType]) -> None:
+    def __init__(self, bindings: Iterable[BindingType], extra: str = "") -> None:
         super().__init__()
-        self._md = INTRO + keys_table(bindings)
+        self._md = INTRO + keys_table(bindings) + ("\n\n" + extra if extra else "")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):

@@ -29,6 +29,7 @@ from ..widgets.source_view import SourceView
 from ..widgets.status_bar import StatusBar
 from ..text import notify, part, title
 from .evaluation import EvaluateFn, EvaluationMixin
+from .help import defence_help
 
 if TYPE_CHECKING:
     from kbench.store import Store
@@ -39,6 +40,16 @@ DIST_BINDINGS = [
     Binding(str(i + 1), f"toggle_dist({i})", "Dists" if i == 0 else f"toggle {d}", key_display="1-7" if i == 0 else None,
             show=i == 0, id=f"kbench.dist.{d}", tooltip=f"Toggle {d} ({DIST_NOTES[d]}) for hardened mode")
     for i, d in enumerate(ALL_DISTS)
+]
+
+DEFENCE_BINDINGS = [
+    Binding("g", "defences", "Defences", id="kbench.defences",
+            tooltip="Defences as switches: hardened without the ones turned off (derived at once where one run "
+                    "tells, else run in the background)"),
+    Binding("N", "preset('naive')", "Naive preset", show=False, id="kbench.preset.naive",
+            tooltip="Preset: every defence off, which is KernelBench v0's naive grader"),
+    Binding("H", "preset('hardened')", "Hardened preset", show=False, id="kbench.preset.hardened",
+            tooltip="Preset: every defence on, the hardened grader"),
 ]
 
 ABOUT = ("fast_p: share of a task's candidates that are correct and more than p× faster than the reference, "
@@ -63,6 +74,7 @@ class MainScreen(EvaluationMixin, Screen):
                 tooltip="Evaluate everything not yet known in the background (Esc cancels)"),
         Binding("escape", "cancel", "Cancel", id="kbench.cancel", tooltip="Cancel running and queued evaluations"),
         *DIST_BINDINGS,
+        *DEFENCE_BINDINGS,
         Binding("d", "diff", "Diff", id="kbench.diff", tooltip="Show what the candidate changed from the reference"),
         Binding("v", "matrix", "Matrix", id="kbench.matrix", tooltip="Candidates × distributions pass counts"),
         Binding("o", "models", "Models", id="kbench.models",
@@ -193,7 +205,7 @@ class MainScreen(EvaluationMixin, Screen):
     # -- drawing ----------------------------------------------------------------------------------
 
     def refresh_status(self) -> None:
-        self.query_one(StatusBar).show(self.model.mode, self.model.enabled, self.activity())
+        self.query_one(StatusBar).show(self.model.mode, self.model.enabled, self.activity(), off=self.model.off)
 
     def refresh_verdicts(self) -> None:
         _, c = self.selected()
@@ -208,11 +220,17 @@ class MainScreen(EvaluationMixin, Screen):
             current = mode == self.model.mode
             n_on = len(self.model.enabled)
             scope = "5× normal" if mode == "naive" else f"{n_on} of 7 distributions" if n_on > 1 else self.model.enabled[0]
+            if mode == "hardened" and self.model.off:
+                scope += f", without {', '.join(sorted(self.model.off))}"
             head = (f"{'▶' if current else ' '} {mode:<9}", "bold" if current else "$text-muted")
             if k is None:
                 running = self.scheduler.current is not None and self.scheduler.current.job.cand == c
                 body = ("⟳ evaluating…" if running and self.scheduler.current.job.mode_name == mode  # type: ignore[union-attr]
                         else "· not evaluated (e)", "$text-muted")
+                if mode == "hardened" and self.model.defence_run(c) is not None:
+                    body = (f"⟳ needs its own run without {', '.join(sorted(self.model.off))} (in the background)"
+                            if self.scheduler.busy else "· needs its own run without those defences (e runs it)",
+                            "$text-muted")
                 rows.append(Content.assemble(head, body))
                 continue
             style = {"correct": "$text-success", "wrong": "$text-error", "rejected": "$text-warning"}.get(
@@ -347,7 +365,7 @@ class MainScreen(EvaluationMixin, Screen):
         from .matrix import MatrixScreen
 
         task, _ = self.selected()
-        self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist))
+        self.app.push_screen(MatrixScreen(self.model, task, self.action_toggle_dist, self.run_matrix_cells))
 
     def action_models(self) -> None:
         from .models import open_models
@@ -453,8 +471,69 @@ class MainScreen(EvaluationMixin, Screen):
     def action_help(self) -> None:
         from .help import HelpScreen
 
-        self.app.push_screen(HelpScreen([*CandidateTree.BINDINGS, *self.BINDINGS]))
+        self.app.push_screen(HelpScreen([*CandidateTree.BINDINGS, *self.BINDINGS], extra=defence_help()))
 
     def on_unmount(self) -> None:
         self.scheduler.cancel_all()
+
+    # -- defences as switches (g, N, H; the palette has one entry per defence) ------------------------
+
+    def action_defences(self) -> None:
+        from .defences import DefenceScreen
+
+        self.app.push_screen(DefenceScreen(self.model, self.selected()[1], self.toggle_defence, self.action_preset))
+
+    def action_preset(self, which: str) -> None:
+        self.model.preset(which)
+        log = self.log_widget
+        note = ("naive preset: every defence off — KernelBench v0's own procedure (m or H: back to hardened)"
+                if which == "naive" else "hardened preset: every defence on")
+        self.log_general([log.note(note, "text-accent")])
+        self._defences_changed()
+
+    def toggle_defence(self, name: str) -> None:
+        """Switch one defence; views the one hardened run answers redraw now, the rest run in the background."""
+        was_naive = self.model.mode == "naive"
+        before = self._hardened_verdicts()
+        self.model.toggle_defence(name)
+        on = name not in self.model.off
+        changed, pending = [], 0
+        for c in self.model.candidates:
+            old, new = before[cid(c)], self.model.verdict(c, "hardened")
+            if new is None and self.model.defence_run(c) is not None:
+                pending += 1
+            elif old is not None and new is not None and old.result.status != new.result.status:
+                changed.append(f"{c.key} {old.result.status}→{new.result.status}")
+        log = self.log_widget
+        what = f"{name} {'on' if on else 'off'}"
+        if was_naive:
+            what += " (the defence switches act on hardened's procedure: it now runs with only that defence on)"
+        msg = f"{what}: " + ("; ".join(changed) if changed else "no verdict changed")
+        lines = [log.note(msg, "text-accent")]
+        if pending:
+            lines.append(log.note(f"{pending} candidate{'s' if pending != 1 else ''} need a run of their own "
+                                  f"without {', '.join(sorted(self.model.off))}: running in the background, "
+                                  "shown as · until it lands", "text-warning"))
+        self.log_general(lines)
+        self._defences_changed()
+
+    def run_matrix_cells(self, todo: list) -> int:
+        """The matrix's defences view: hardened runs (mode None) and runs without defences, in the background."""
+        jobs = [Job(c, "hardened", "batch") if m is None else Job(c, m.name, "batch", m) for c, m in todo]
+        n = self.submit(jobs)
+        if n:
+            log = self.log_widget
+            self.log_general([log.note(f"matrix: {n} evaluation{'s' if n != 1 else ''} queued in the background "
+                                       "(hardened runs, and runs without defences that change the run)",
+                                       "text-accent")])
+        return n
+
+    def _hardened_verdicts(self) -> dict:
+        return {cid(c): self.model.verdict(c, "hardened") for c in self.model.candidates}
+
+    def _defences_changed(self) -> None:
+        unresolved = self.model.unresolved() if self.model.mode == "hardened" else []
+        if unresolved:
+            self.submit([Job(c, "hardened", "fill") for c in unresolved])
+        self.refresh_views()
 

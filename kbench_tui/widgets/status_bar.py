@@ -7,6 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from kbench.core.defences import NAMES as DEFENCES
 from kbench.core.distributions import ALL_DISTS
 
 
@@ -17,18 +18,19 @@ class StatusBar(Horizontal):
     StatusBar #status-right { width: auto; max-width: 50%; height: 1; padding: 0 1; text-wrap: nowrap; }
     """
 
-    _last: tuple[str, tuple[str, ...], Content | None] | None = None
+    _last: tuple[str, tuple[str, ...], Content | None, frozenset[str]] | None = None
 
     def on_resize(self) -> None:
         if self._last is not None:
-            self.show(*self._last)
+            self.show(*self._last[:3], off=self._last[3])
 
     def compose(self) -> ComposeResult:
         yield Static(id="status-left")
         yield Static(id="status-right")
 
-    def show(self, mode: str, enabled: tuple[str, ...], activity: Content | None) -> None:
-        self._last = (mode, enabled, activity)
+    def show(self, mode: str, enabled: tuple[str, ...], activity: Content | None,
+             off: frozenset[str] = frozenset()) -> None:
+        self._last = (mode, enabled, activity, off)
         hard = mode == "hardened"
         compact = 0 < self.size.width < 110  # an 80-column terminal: short names, no app title
         parts: list[tuple[str, str] | str | Content] = [] if compact else [(" kbench explorer ", "bold $text-accent"), "│"]
@@ -39,6 +41,16 @@ class StatusBar(Horizontal):
             on = d in enabled
             style = ("bold $text-success" if hard else "$text-muted") if on else "$text-muted strike"
             parts += [(f"{i}", "bold" if hard else "$text-muted"), (f"{'●' if on else '○'}{d[:4] if compact else d} ", style)]
+        n = len(DEFENCES)
+        parts.append("│ ")
+        if not hard:
+            parts.append((f"def 0/{n} (v0) ", "$text-muted"))
+        elif off:
+            parts += [(f"def {n - len(off)}/{n} ", "bold $text-warning"),
+                      (" ".join(f"−{d}" for d in sorted(off)) + " ", "$text-warning")]
+        else:
+            parts.append((f"def {n}/{n} ", "bold $text-success"))
+        parts.append("(g) ")
         if not hard:
             parts.append(("(toggles act on hardened; naive is KernelBench v0: 5 trials on normal)", "$text-muted"))
         self.query_one("#status-left", Static).update(Content.assemble(*parts))

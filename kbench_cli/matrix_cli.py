@@ -1,0 +1,158 @@
+"""``kbench matrix``: the hack × defence matrix — each cell the verdict with that one defence off."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("matrix", help="hack × defence: each library hack (and --candidates folder) graded with one "
+                                      "defence off at a time")
+    s.add_argument("--candidates", metavar="DIR", action="append", default=[],
+                   help="also every candidate of this folder (DIR/<task>/<name>.py; repeatable)")
+    s.add_argument("--task", action="append", metavar="T", help="only candidates of this task (repeatable)")
+    s.add_argument("--defence", action="append", metavar="NAME",
+                   help="only this defence's column (repeatable; default: every defence of the catalogue)")
+    s.add_argument("--correctness-only", action="store_true",
+                   help="no timing: a cell says correct or not (cheap; speed hacks then look like honest kernels)")
+    s.add_argument("--no-store", action="store_true", help="neither read nor write the result store")
+    out = s.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the matrix as one strict JSON object")
+    out.add_argument("--csv", action="store_true", help="print the matrix as CSV, one row per candidate and defence")
+    s.set_defaults(run=run)
+
+
+def _fail(message: str) -> int:
+    from kbench_cli.text import line
+
+    print(f"kbench: error: {line(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    from kbench.batch import matrix as mx
+    from kbench.core import defences as catalogue
+    from kbench.core.tasks import TASK
+    from kbench_cli.eval_output import did_you_mean
+
+    for d in args.defence or []:
+        if d not in catalogue.BY_NAME:
+            return _fail(f"unknown defence {d!r}; {did_you_mean(d, catalogue.NAMES)}")
+    for t in args.task or []:
+        if t not in TASK:
+            return _fail(f"unknown task {t!r}; {did_you_mean(t, TASK)}")
+    cands = mx.library_hacks()
+    for folder in args.candidates:
+        if not Path(folder).is_dir():
+            return _fail(f"--candidates {folder}: not a directory")
+        found = _folder(Path(folder))
+        if isinstance(found, str):
+            return _fail(found)
+        cands += found
+    if args.task:
+        cands = [c for c in cands if c.task in args.task]
+    if not cands:
+        return _fail("no candidates: the library has no hacks for these tasks, and no --candidates folder has any")
+    names = tuple(dict.fromkeys(args.defence)) if args.defence else catalogue.NAMES
+    base = mx.CORRECTNESS_BASE if args.correctness_only else mx.TIMED_BASE
+    quiet = args.json or args.csv or not sys.stderr.isatty()
+
+    def progress(e: "mx.MatrixEvent") -> None:
+        if not quiet:
+            what = e.defence or "hardened"
+            print(f"\r[{e.done}/{e.total}] {e.candidate} · {what} · {e.how}".ljust(78)[:78], end="", file=sys.stderr)
+
+    from kbench.store import Store
+
+    store = None if args.no_store else Store()
+    try:
+        m = mx.compute(cands, names, base=base, store=store, on_event=progress)
+    finally:
+        if store is not None:
+            store.close()
+        if not quiet:
+            print("\r" + " " * 78 + "\r", end="", file=sys.stderr)
+    try:
+        if args.json:
+            from kbench.core.strict_json import dumps
+
+            print(dumps(m.to_dict()))
+        elif args.csv:
+            _csv(m)
+        else:
+            _table(m)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _folder(folder: Path) -> "list | str":
+    """Every candidate file of ``folder`` (``DIR/<task>/<name>.py``), or why there are none."""
+    from kbench.core.library import load_folder
+
+    try:
+        found = load_folder(folder, origin=str(folder))
+    except Exception as e:  # noqa: BLE001 - an unreadable folder is bad input, one line
+        return f"--candidates {folder}: {e}"
+    return list(found)
+
+
+#: The status vocabulary's theme variables as rich colours.
+_RICH = {"text-success": "green", "text-error": "red", "text-warning": "yellow", "text-muted": "dim"}
+
+
+def _csv(m: "object") -> None:
+    from kbench.store import text_cell
+
+    w = csv.writer(sys.stdout)
+    w.writerow(["task", "candidate", "origin", "defence_off", "how", "status", "speedup", "speedup_ci_lo",
+                "speedup_ci_hi", "through", "caught_by", "msg"])
+    d = m.to_dict()  # type: ignore[attr-defined]
+    for row in d["rows"]:
+        for name, cell in [("(none)", row["hardened"]), *row["cells"].items()]:
+            lo, hi = cell["speedup_ci"] or (None, None)
+            w.writerow([text_cell(v) for v in (row["task"], row["candidate"], row["origin"], name, cell["how"],
+                                               cell["status"], cell["speedup"], lo, hi, cell["through"],
+                                               cell["caught_by"], cell["msg"])])
+
+
+def _table(m: "object") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kbench.batch import matrix as mx
+    from kbench.core import defences as catalogue
+    from kbench.core.status import look
+    from kbench_cli.text import cell
+
+    assert isinstance(m, mx.Matrix)
+    kind = "timed" if m.timed else "correctness only"
+    table = Table(title=f"hack × defence ({kind}): each cell the verdict of hardened with that one defence off",
+                  caption="reverse = it gets through only with that defence off (correct" + (" and faster than the reference, 95 % "
+                          "interval above 1.0)" if m.timed else ")") + "; ⊘ name / ✗ name: the defence that still "
+                          "caught it; – through: already through with every defence on, not run; "
+                          f"{m.runs} evaluations run, {m.stored} from the store",
+                  caption_justify="left")
+    table.add_column("candidate")
+    table.add_column("all on")
+    for d in m.defences:
+        table.add_column(d + ("" if d in catalogue.DERIVED else " *"), overflow="fold")
+    for r in m.rows:
+        cells = [cell(r.candidate.key if r.candidate.origin == "library" else f"{r.candidate.key} ⌂")]
+        for res, how in [(r.hardened, r.hardened_how), *((r.cells[d].result, r.cells[d].how) for d in m.defences)]:
+            text, key = mx.cell_text(res, how)
+            style = _RICH.get(look(key).style, "")
+            if res is not r.hardened and mx.through(res, m.timed) and not mx.through(r.hardened, m.timed):
+                style = "bold reverse red"
+            cells.append(cell(text, style))
+        table.add_row(*cells)
+    # piped: wide enough that no cell wraps (a terminal keeps its own width)
+    Console(width=None if sys.stdout.isatty() else 400).print(table)
+    print("* a run of its own (the defence changes the run); the others are derived from the one hardened run")
