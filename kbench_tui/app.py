@@ -121,6 +121,8 @@ class KbenchApp(App[None]):
             label = b.description if b.description != "Dists" else "toggle normal"
             yield SystemCommand(f"kbench: {label.lower()} ({key})", b.tooltip or b.description,
                                 lambda action=b.action, s=screen: self.run_action(action, s))
+        if not isinstance(screen, MainScreen):
+            return  # the defence switches act on the library's views
         from kbench.core.defences import DEFENCES
 
         off = screen.model.effective_off()
