@@ -18,7 +18,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
@@ -50,21 +50,33 @@ TRIAL_SLOT, TIMING_SLOT = 2, 3
 CALIBRATION_CALLS = 15
 
 
+@contextlib.contextmanager
+def on_cpu(cpu: int | None) -> Iterator[None]:
+    """Run the block on ``cpu`` (this thread only; as it was when ``cpu`` is None or cannot be set)."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
 def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
     """Read ``arrays`` once from the timing core (both workers are stopped between pairs, so it is free): a
     timed call then finds its inputs as hot as a copy made just before an in-process call would be, instead of
     in the cache of the core that drew them."""
     if cpu is None or not hasattr(os, "sched_setaffinity"):
         return
-    mine = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {cpu})  # this thread only
+    with on_cpu(cpu):
         for a in arrays.values():
             np.add.reduce(a, axis=None)
-    except OSError:
-        pass
-    finally:
-        os.sched_setaffinity(0, mine)
 
 
 class Cancelled(Exception):
@@ -103,6 +115,7 @@ class _Run:
         self.breaches: dict[str, str] = {}  # defence -> first breach, for the defences a run goes on past
         self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
         self.worker_clock: Timing | None = None
+        self.timing_now = False  # inside the timing step (the alloc pool is then refilled from the timing core)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -286,7 +299,11 @@ class _Run:
                 self.timing_cpu = cpu
                 if self.worker is not None:
                     self.worker.pin(cpu)
-            self.speed()
+            self.timing_now = True
+            try:
+                self.speed()
+            finally:
+                self.timing_now = False
 
     def static(self) -> None:
         if not self.mode.has("gate"):
@@ -482,7 +499,11 @@ class HardenedRun(_Run):
         if not self.mode.has("stop_candidate"):
             self.worker.resume()
         if isinstance(k.reply, P.Called) and self.mode.has("nan_alloc"):
-            self.scratch.refill(k.reply.alloc_used)
+            # NaN-filled between calls, never inside one. While timing, from the timing core: the kernel then
+            # writes lines that core holds, as a fresh buffer in an in-process call would be, not lines held
+            # by the grading process's core (what an output in the reference's warm heap never pays).
+            with on_cpu(self.timing_cpu if self.timing_now else None):
+                self.scratch.refill(k.reply.alloc_used)
         return k
 
     def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict,

@@ -208,6 +208,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.process_vm_readv.restype = ctypes.c_ssize_t
 _libc.process_vm_readv.argtypes = [ctypes.c_int, ctypes.POINTER(_IOVec), ctypes.c_ulong, ctypes.POINTER(_IOVec),
                                    ctypes.c_ulong, ctypes.c_ulong]
+_readv = _libc.process_vm_readv
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,8 @@ class Worker:
         self._pollers: dict[int, Any] = {}
         self._frames: dict[P.Request, bytes] = {}  # request -> its frame (see _frame)
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
+        self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
+        self._iov_local, self._iov_remote = ctypes.byref(self._iov[0]), ctypes.byref(self._iov[1])
         self._sentinel = select.poll()
         self._sentinel.register(self.proc.sentinel, select.POLLIN)
 
@@ -319,9 +322,12 @@ class Worker:
         dest = into if into is not None and into.dtype == dtype and into.shape == shape else np.empty(shape, dtype)
         if nbytes == 0:
             return dest
-        local = _IOVec(dest.ctypes.data, nbytes)
-        remote = _IOVec(addr, nbytes)
-        got = _libc.process_vm_readv(self.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        if nbytes > dest.nbytes:
+            raise P.ProtocolError("the worker named an output larger than the one expected")
+        local, remote = self._iov
+        local.base, local.len = dest.__array_interface__["data"][0], nbytes
+        remote.base, remote.len = addr, nbytes
+        got = _readv(self.pid, self._iov_local, 1, self._iov_remote, 1, 0)
         if got != nbytes:
             e = ctypes.get_errno()
             raise P.ProtocolError(f"the output the worker named could not be read ({os.strerror(e) if got < 0 else 'short read'})")
