@@ -51,21 +51,41 @@ CALIBRATION_CALLS = 15
 
 
 @contextlib.contextmanager
-def on_cpu(cpu: int | None) -> Iterator[None]:
-    """Run the block on ``cpu`` (this thread only; as it was when ``cpu`` is None or cannot be set)."""
-    if cpu is None or not hasattr(os, "sched_setaffinity"):
+def on_cpus(cpus: "set[int] | None") -> Iterator[None]:
+    """Run the block on ``cpus`` (this thread only; as it was when None, empty or not settable)."""
+    if not cpus or not hasattr(os, "sched_setaffinity"):
         yield
         return
     mine = os.sched_getaffinity(0)
+    if mine == cpus:
+        yield
+        return
     try:
-        os.sched_setaffinity(0, {cpu})
+        os.sched_setaffinity(0, cpus)
     except OSError:
         yield
         return
     try:
         yield
     finally:
-        os.sched_setaffinity(0, mine)
+        try:
+            os.sched_setaffinity(0, mine)
+        except OSError:
+            pass
+
+
+def on_cpu(cpu: int | None) -> ContextManager[None]:
+    """Run the block on ``cpu`` (this thread only)."""
+    return on_cpus(None if cpu is None else {cpu})
+
+
+def off_cpu(cpu: int | None) -> ContextManager[None]:
+    """Run the block on every core of this thread's but ``cpu`` (the timing core: the grading thread then
+    never shares it with a worker — a worker woken by a signal does not preempt it there, and it does not
+    wait there for a stopped worker to take its signal)."""
+    if cpu is None or not hasattr(os, "sched_getaffinity"):
+        return contextlib.nullcontext()
+    return on_cpus(os.sched_getaffinity(0) - {cpu})
 
 
 def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
@@ -116,6 +136,7 @@ class _Run:
         self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
         self.worker_clock: Timing | None = None
         self.timing_now = False  # inside the timing step (the alloc pool is then refilled from the timing core)
+        self.refill_due = 0  # bytes of the alloc pool to NaN-fill before the candidate's next call
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -232,7 +253,8 @@ class _Run:
         if self.cancel is not None:
             threading.Thread(target=self._watch_cancel, args=(done,), daemon=True, name="kbench-cancel").start()
         try:
-            return self._execute()
+            with off_cpu(self.g.cpu):
+                return self._execute()
         finally:
             done.set()
 
@@ -487,6 +509,7 @@ class HardenedRun(_Run):
         """The candidate's call. ``stale``: without the NaN-filled alloc, what an allocator shared with the
         reference would hand out first (the reference's latest output), placed where ``alloc`` starts."""
         assert self.worker is not None
+        self.refill()  # normally done already, between pairs: never inside the call
         if not self.mode.has("nan_alloc") and stale is not None and stale.nbytes <= self.scratch.size:
             np.frombuffer(self.scratch.map, np.uint8, stale.nbytes)[...] = stale.reshape(-1).view(np.uint8)
         req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy", "pool",
@@ -499,12 +522,25 @@ class HardenedRun(_Run):
         if not self.mode.has("stop_candidate"):
             self.worker.resume()
         if isinstance(k.reply, P.Called) and self.mode.has("nan_alloc"):
-            # NaN-filled between calls, never inside one. While timing, from the timing core: the kernel then
-            # writes lines that core holds, as a fresh buffer in an in-process call would be, not lines held
-            # by the grading process's core (what an output in the reference's warm heap never pays).
-            with on_cpu(self.timing_cpu if self.timing_now else None):
-                self.scratch.refill(k.reply.alloc_used)
+            # NaN-filled between calls, never inside one. While timing, by the next pair's preparation, on the
+            # timing core (``between_pairs``): the kernel then writes lines that core holds, as a fresh buffer
+            # in an in-process call would be, not lines the grading process's core holds.
+            self.refill_due = max(self.refill_due, k.reply.alloc_used)
+            if not self.timing_now:
+                self.refill()
         return k
+
+    def refill(self) -> None:
+        if self.refill_due:
+            self.scratch.refill(self.refill_due)
+            self.refill_due = 0
+
+    def between_pairs(self, slot: dict[str, np.ndarray]) -> None:
+        """On the timing core, while both workers are stopped: the alloc pool NaN-filled, the timed input read
+        once (``warm_on``)."""
+        with on_cpu(self.timing_cpu):
+            self.refill()
+            warm_on(self.timing_cpu, slot)
 
     def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict,
               facts: judging.TrialFacts | None = None) -> Comparison:
@@ -641,7 +677,7 @@ class HardenedRun(_Run):
             if fresh or not drawn[0]:
                 self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
                 drawn[0] = True
-            warm_on(self.timing_cpu, slot)
+            self.between_pairs(slot)
             return specs
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
@@ -652,7 +688,7 @@ class HardenedRun(_Run):
         def check_input() -> tuple:
             self.g.draw_timing_input(self.task, slot, others)
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
-            warm_on(self.timing_cpu, slot)
+            self.between_pairs(slot)
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from kbench.core.once import once
+from kbench.core.parallel import every_core
 from kbench.core.tasks import Task
 from kbench.grading.lanes import timing_cpu
 from kbench.sandbox import protocol as P
@@ -211,6 +212,7 @@ class Grader:
         errors: list[str] = []
 
         def one(wi: int) -> None:
+            every_core()  # started by a grading thread kept off the timing core: this one may use both
             while True:
                 with lock:
                     if not queue or errors:

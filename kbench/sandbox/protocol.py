@@ -365,6 +365,7 @@ _WIRE: dict[str, tuple[type, tuple[tuple[str, Wire], ...]]] = {
 
 #: Each reply's JSON keys ("type" and its fields), for one set comparison per decode.
 _KEYS: dict[str, frozenset[str]] = {n: frozenset(name for name, _ in wire) | {"type"} for n, (_, wire) in _WIRE.items()}
+_ENCODER = json.JSONEncoder(default=str)  # made once: json.dumps(default=...) builds an encoder per call
 _JSON = json.JSONDecoder()  # json.loads(bytes) would sniff the encoding first: replies are UTF-8
 
 
@@ -378,8 +379,10 @@ def error_of(reply: Reply, otherwise: str = "unexpected reply") -> str:
 def encode(reply: Reply) -> bytes:
     """A reply as the JSON header the worker sends."""
     _, wire = _WIRE[type(reply).__name__]
-    body = {name: w.plain(getattr(reply, name)) for name, w in wire}
-    return json.dumps({"type": type(reply).__name__, **body}, default=str).encode()
+    body = {"type": type(reply).__name__}
+    for name, w in wire:
+        body[name] = w.plain(getattr(reply, name))
+    return _ENCODER.encode(body).encode()
 
 
 def decode(raw: bytes, expected: type) -> Reply:

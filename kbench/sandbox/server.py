@@ -41,6 +41,7 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
+from kbench.core.parallel import every_core
 from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
 from kbench.sandbox import worker as _worker
@@ -81,7 +82,9 @@ def _start_fork_server() -> None:
     if _fork_server_alive(getattr(forkserver._forkserver, "_forkserver_pid", None)):
         return  # running: leave os.environ alone (other threads read it)
     saved_env, saved_path = dict(os.environ), list(sys.path)
+    saved_cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     try:
+        every_core()  # the fork server and every worker inherit this thread's affinity
         os.environ.clear()
         os.environ.update(_confine.worker_environment(saved_env))
         os.environ["PYTHONSAFEPATH"] = "1"  # its own `python -c` must not put the current directory first
@@ -91,6 +94,9 @@ def _start_fork_server() -> None:
         sys.path[:] = saved_path
         os.environ.clear()
         os.environ.update(saved_env)
+        if saved_cpus is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, saved_cpus)
 
 
 def _fork_server_alive(pid: int | None) -> bool:
