@@ -137,8 +137,7 @@ class Grader:
         self._timing_draws += 1
         rng = np.random.default_rng([self.seed, name_key(task.name), 3, self._timing_draws])
         dist = dists[int(rng.integers(len(dists)))]
-        for name, v in task.trial_inputs(rng, dist).items():
-            np.copyto(into[name], v)
+        task.trial_inputs_into(rng, dist, into)  # straight into the slot: no fresh arrays, no copy
 
     # -- staging -------------------------------------------------------------------------------------
 
