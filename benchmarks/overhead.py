@@ -179,6 +179,9 @@ def size_sweep(sizes_mib: list[float], reps: int, when: str = "") -> Table:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep-reps", type=int, default=15)
+    ap.add_argument("--tasks", default="", help="comma-separated task names (default: the whole library)")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the round-trip sweeps (benchmarks/roundtrip.py "
+                                                           "prints them with a breakdown)")
     args = ap.parse_args()
 
     from kbench.grading.pipeline import Grader, evaluate
@@ -186,20 +189,23 @@ def main() -> int:
     from kbench.core.modes import HARDENED
     from kbench.core.tasks import TASK
 
-    t0 = header("Harness overhead (full library, hardened)",
-                f"wall time of hardened evaluations of all {len(LIBRARY)} library candidates (fresh grader) / kernel "
+    wanted = set(args.tasks.split(",")) if args.tasks else None
+    library = [c for c in LIBRARY if wanted is None or c.task in wanted]
+    t0 = header(f"Harness overhead ({'tasks ' + args.tasks if wanted else 'full library'}, hardened)",
+                f"wall time of hardened evaluations of {len(library)} library candidates (fresh grader) / kernel "
                 f"time executed; target <= {TARGET}x.")
     sizes = [1 / 256, 0.25, 1, 4, 16]
-    progress("round-trip sweep in a fresh process")
-    sweep_fresh = size_sweep(sizes, args.sweep_reps, ", fresh process")
+    if not args.no_sweep:
+        progress("round-trip sweep in a fresh process")
+        sweep_fresh = size_sweep(sizes, args.sweep_reps, ", fresh process")
     probe = Probe()
     install(probe)
     results = []
     try:
         w0 = time.perf_counter()
         grader = Grader()
-        for i, c in enumerate(LIBRARY, 1):
-            progress(f"{i}/{len(LIBRARY)} {c.key}")
+        for i, c in enumerate(library, 1):
+            progress(f"{i}/{len(library)} {c.key}")
             results.append((c, evaluate(TASK[c.task], c.src, HARDENED, c.name, grader=grader)))
         grader.close()
         wall = time.perf_counter() - w0
@@ -265,8 +271,9 @@ def main() -> int:
                     f"{r.t_cand * 1e3:.2f} ms" if r.timing else "")
     console.print(per)
 
-    console.print(sweep_fresh)
-    console.print(size_sweep(sizes, args.sweep_reps, ", after the library run"))
+    if not args.no_sweep:
+        console.print(sweep_fresh)
+        console.print(size_sweep(sizes, args.sweep_reps, ", after the library run"))
     footer(t0)
     return 0
 

@@ -139,3 +139,15 @@ def test_structured_rows_are_there():
     y = TASK["L1_gelu"].for_trials().make_inputs(np.random.default_rng(12), "normal")["x"]
     assert not np.array_equal(np.argsort(x.std(axis=1))[:50], np.argsort(y.std(axis=1))[:50])
     assert set(structured.NOTES) >= {t.structure for t in TASKS}
+
+
+def test_trial_inputs_drawn_in_place_are_the_same_draws():
+    """The grader draws timing inputs straight into its arena slot: the same values as a fresh draw."""
+    t = TASK["L3_attention"]
+    for dist in ("normal", "offset", "edge"):
+        fresh = t.trial_inputs(np.random.default_rng(3), dist)
+        into = {k: np.full(s, np.nan, np.float32) for k, s in t.inputs.items()}
+        got = t.trial_inputs_into(np.random.default_rng(3), dist, into)
+        for k in fresh:
+            assert got[k] is into[k]
+            np.testing.assert_array_equal(got[k], fresh[k])

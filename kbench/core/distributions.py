@@ -54,7 +54,11 @@ class Distribution:
     finish: Callable[[np.random.Generator, np.ndarray], None] | None = None  # whole-array structure (edge)
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        x = np.empty(shape, F32)
+        return self.sample_into(rng, np.empty(shape, F32))
+
+    def sample_into(self, rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+        """Draw into ``x`` (C-contiguous float32): the values ``sample`` gives for its shape, from the same
+        draws (a slot in shared memory filled in place: no allocation, no copy)."""
         _fill_parallel(self.fill, rng, x.reshape(-1))
         if self.finish is not None:
             self.finish(rng, x)

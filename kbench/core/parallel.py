@@ -19,9 +19,24 @@ _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (o
 THREADS = max(1, min(2, _CPUS))
 
 
+#: The cores this process could use when kbench was imported. A thread inherits the affinity of the thread that
+#: starts it, and the grading thread runs off the timing core during an evaluation: threads and processes
+#: started then are given these back (``every_core``), or a two-thread pass would run on one core.
+START_CPUS: frozenset[int] = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
+
+
+def every_core() -> None:
+    """Give the calling thread every core the process started with."""
+    if START_CPUS:
+        try:
+            os.sched_setaffinity(0, START_CPUS)
+        except OSError:
+            pass
+
+
 @once
 def executor() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(THREADS, thread_name_prefix="kbench-pass")
+    return ThreadPoolExecutor(THREADS, thread_name_prefix="kbench-pass", initializer=every_core)
 
 
 def split(n: int, min_items: int) -> list[tuple[int, int]]:

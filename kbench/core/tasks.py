@@ -92,9 +92,15 @@ class Task:
     def trial_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
         """The hardened grader's trial inputs: the named distribution with the structure real inputs have
         mixed into a random share of the rows (``kbench.core.structured``; its docstring lists what)."""
+        return self.trial_inputs_into(rng, dist, {k: np.empty(shape, np.float32) for k, shape in self.inputs.items()})
+
+    def trial_inputs_into(self, rng: np.random.Generator, dist: str, into: dict[str, np.ndarray]) -> Inputs:
+        """``trial_inputs`` drawn in place into ``into`` (C-contiguous float32 arrays of the input shapes, such
+        as a slot of the grader's arena): the same values from the same draws, without a copy."""
         from kbench.core import structured
 
-        x = {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()}
+        d = distributions.get(dist)
+        x = {k: d.sample_into(rng, into[k]) for k in self.inputs}
         for k, v in x.items():
             structured.structure_input(rng, self.structure, dist, k, v)
         return x

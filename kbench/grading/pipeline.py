@@ -19,7 +19,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
@@ -51,21 +51,53 @@ TRIAL_SLOT, TIMING_SLOT = 2, 3
 CALIBRATION_CALLS = 15
 
 
+@contextlib.contextmanager
+def on_cpus(cpus: "set[int] | None") -> Iterator[None]:
+    """Run the block on ``cpus`` (this thread only; as it was when None, empty or not settable)."""
+    if not cpus or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    if mine == cpus:
+        yield
+        return
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            os.sched_setaffinity(0, mine)
+        except OSError:
+            pass
+
+
+def on_cpu(cpu: int | None) -> ContextManager[None]:
+    """Run the block on ``cpu`` (this thread only)."""
+    return on_cpus(None if cpu is None else {cpu})
+
+
+def off_cpu(cpu: int | None) -> ContextManager[None]:
+    """Run the block on every core of this thread's but ``cpu`` (the timing core: the grading thread then
+    never shares it with a worker — a worker woken by a signal does not preempt it there, and it does not
+    wait there for a stopped worker to take its signal)."""
+    if cpu is None or not hasattr(os, "sched_getaffinity"):
+        return contextlib.nullcontext()
+    return on_cpus(os.sched_getaffinity(0) - {cpu})
+
+
 def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
     """Read ``arrays`` once from the timing core (both workers are stopped between pairs, so it is free): a
     timed call then finds its inputs as hot as a copy made just before an in-process call would be, instead of
     in the cache of the core that drew them."""
     if cpu is None or not hasattr(os, "sched_setaffinity"):
         return
-    mine = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {cpu})  # this thread only
+    with on_cpu(cpu):
         for a in arrays.values():
             np.add.reduce(a, axis=None)
-    except OSError:
-        pass
-    finally:
-        os.sched_setaffinity(0, mine)
 
 
 class Cancelled(Exception):
@@ -104,6 +136,8 @@ class _Run:
         self.breaches: dict[str, str] = {}  # defence -> first breach, for the defences a run goes on past
         self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
         self.worker_clock: Timing | None = None
+        self.timing_now = False  # inside the timing step (the alloc pool is then refilled from the timing core)
+        self.refill_due = 0  # bytes of the alloc pool to NaN-fill before the candidate's next call
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -220,7 +254,8 @@ class _Run:
         if self.cancel is not None:
             threading.Thread(target=self._watch_cancel, args=(done,), daemon=True, name="kbench-cancel").start()
         try:
-            return self._execute()
+            with off_cpu(self.g.cpu):
+                return self._execute()
         finally:
             done.set()
 
@@ -287,7 +322,11 @@ class _Run:
                 self.timing_cpu = cpu
                 if self.worker is not None:
                     self.worker.pin(cpu)
-            self.speed()
+            self.timing_now = True
+            try:
+                self.speed()
+            finally:
+                self.timing_now = False
 
     def static(self) -> None:
         if not self.mode.has("gate"):
@@ -471,6 +510,7 @@ class HardenedRun(_Run):
         """The candidate's call. ``stale``: without the NaN-filled alloc, what an allocator shared with the
         reference would hand out first (the reference's latest output), placed where ``alloc`` starts."""
         assert self.worker is not None
+        self.refill()  # normally done already, between pairs: never inside the call
         if not self.mode.has("nan_alloc") and stale is not None and stale.nbytes <= self.scratch.size:
             np.frombuffer(self.scratch.map, np.uint8, stale.nbytes)[...] = stale.reshape(-1).view(np.uint8)
         req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy", "pool",
@@ -483,8 +523,25 @@ class HardenedRun(_Run):
         if not self.mode.has("stop_candidate"):
             self.worker.resume()
         if isinstance(k.reply, P.Called) and self.mode.has("nan_alloc"):
-            self.scratch.refill(k.reply.alloc_used)
+            # NaN-filled between calls, never inside one. While timing, by the next pair's preparation, on the
+            # timing core (``between_pairs``): the kernel then writes lines that core holds, as a fresh buffer
+            # in an in-process call would be, not lines the grading process's core holds.
+            self.refill_due = max(self.refill_due, k.reply.alloc_used)
+            if not self.timing_now:
+                self.refill()
         return k
+
+    def refill(self) -> None:
+        if self.refill_due:
+            self.scratch.refill(self.refill_due)
+            self.refill_due = 0
+
+    def between_pairs(self, slot: dict[str, np.ndarray]) -> None:
+        """On the timing core, while both workers are stopped: the alloc pool NaN-filled, the timed input read
+        once (``warm_on``)."""
+        with on_cpu(self.timing_cpu):
+            self.refill()
+            warm_on(self.timing_cpu, slot)
 
     def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict,
               facts: judging.TrialFacts | None = None) -> Comparison:
@@ -621,7 +678,7 @@ class HardenedRun(_Run):
             if fresh or not drawn[0]:
                 self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
                 drawn[0] = True
-            warm_on(self.timing_cpu, slot)
+            self.between_pairs(slot)
             return specs
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
@@ -635,7 +692,7 @@ class HardenedRun(_Run):
         def check_input() -> tuple:
             self.g.draw_timing_input(self.task, slot, (next(rounds),))
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
-            warm_on(self.timing_cpu, slot)
+            self.between_pairs(slot)
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record

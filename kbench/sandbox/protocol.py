@@ -363,6 +363,12 @@ _WIRE: dict[str, tuple[type, tuple[tuple[str, Wire], ...]]] = {
 }
 
 
+#: Each reply's JSON keys ("type" and its fields), for one set comparison per decode.
+_KEYS: dict[str, frozenset[str]] = {n: frozenset(name for name, _ in wire) | {"type"} for n, (_, wire) in _WIRE.items()}
+_ENCODER = json.JSONEncoder(default=str)  # made once: json.dumps(default=...) builds an encoder per call
+_JSON = json.JSONDecoder()  # json.loads(bytes) would sniff the encoding first: replies are UTF-8
+
+
 def error_of(reply: Reply, otherwise: str = "unexpected reply") -> str:
     """What went wrong, for a reply that is not the one a request expected."""
     return reply.error if isinstance(reply, Failure) else otherwise
@@ -373,8 +379,10 @@ def error_of(reply: Reply, otherwise: str = "unexpected reply") -> str:
 def encode(reply: Reply) -> bytes:
     """A reply as the JSON header the worker sends."""
     _, wire = _WIRE[type(reply).__name__]
-    body = {name: w.plain(getattr(reply, name)) for name, w in wire}
-    return json.dumps({"type": type(reply).__name__, **body}, default=str).encode()
+    body = {"type": type(reply).__name__}
+    for name, w in wire:
+        body[name] = w.plain(getattr(reply, name))
+    return _ENCODER.encode(body).encode()
 
 
 def decode(raw: bytes, expected: type) -> Reply:
@@ -382,7 +390,7 @@ def decode(raw: bytes, expected: type) -> Reply:
     if len(raw) > MAX_HEADER_BYTES:
         raise ProtocolError(f"the worker sent a reply header over {MAX_HEADER_BYTES >> 10} KiB")
     try:
-        h = json.loads(raw)
+        h = _JSON.decode(raw.decode("utf-8"))
     except Exception:  # noqa: BLE001 - RecursionError, UnicodeDecodeError, ValueError: all malformed
         raise ProtocolError("the worker sent a malformed reply") from None
     if not isinstance(h, dict) or not isinstance(h.get("type"), str) or h["type"] not in _WIRE:
@@ -390,7 +398,7 @@ def decode(raw: bytes, expected: type) -> Reply:
     kind, wire = _WIRE[h["type"]]
     if kind is not expected and kind is not Failure:
         raise ProtocolError(f"the worker sent an unexpected reply (wanted {expected.__name__})")
-    if set(h) - {"type"} != {name for name, _ in wire}:
+    if h.keys() != _KEYS[h["type"]]:
         raise ProtocolError(f"the worker sent a malformed {kind.__name__} reply")
     try:
         return kind(**{name: w.check(h[name]) for name, w in wire})

@@ -15,6 +15,7 @@ dataclasses encoded as small JSON headers, never pickles.
 from __future__ import annotations
 
 import ctypes
+import math
 import mmap
 import os
 import pickle
@@ -81,11 +82,12 @@ class _Pool:
     def alloc(self, shape: Any, dtype: Any = np.float32) -> np.ndarray:
         dt = np.dtype(dtype)
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-        n = int(np.prod(shape)) * dt.itemsize
+        count = math.prod(shape)
+        n = count * dt.itemsize
         start = -(-self.used // 64) * 64
         if self.region is not None and start + n <= len(self.region):
             self.used = start + n
-            return _frombuffer(self.region, dt, int(np.prod(shape)), start).reshape(shape)
+            return _frombuffer(self.region, dt, count, start).reshape(shape)
         if dt.kind in "fc":
             return _full(shape, _nan, dt)
         out = np.empty(shape, dt)
@@ -121,7 +123,7 @@ class Executor:
             raise RuntimeError("no inputs arena mapped")
         out = {}
         for name, dtype, shape, off in specs:
-            v = _frombuffer(self.inputs, dtype, int(np.prod(shape)), off).reshape(shape)
+            v = _frombuffer(self.inputs, dtype, math.prod(shape), off).reshape(shape)  # math: np.prod ~15 us
             out[name] = v.copy() if writable else v
         return out
 
