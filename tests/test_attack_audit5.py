@@ -23,13 +23,10 @@ from kbench.timing import roofline
 ADV = Path(__file__).parent / "adversarial"
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: the view without property checks keeps the check_timed breach a "
-                                       "property check caused (the timed check records no check names, and stops "
-                                       "after the first failure), so it says wrong where the run says correct")
 def test_view_without_property_checks_is_the_run_without_them(grader):
     src = (ADV / "h8_property_only_while_timed.py").read_text()
     hard = kbench.evaluate("L1_softmax", src, HARDENED, "h8", grader=grader)
-    assert hard.status == "wrong" and "check_timed" in hard.breaches, hard.msg
+    assert hard.status == "wrong" and "check_timed+property_checks" in hard.breaches, hard.breaches
     view = defences.derive(hard, {"property_checks"})
     own = kbench.evaluate("L1_softmax", src, HARDENED.without("property_checks"), "h8", grader=grader)
     assert own.status == "correct", own.msg  # every timed output passes closeness; only the row sums saw it
@@ -41,10 +38,6 @@ def _timing(t_ref: float, t_cand: float) -> Timing:
                   speedup_ci=(0.95 * t_ref / t_cand, 1.05 * t_ref / t_cand), n_samples=20, noise=False)
 
 
-@pytest.mark.xfail(strict=True, reason="open hole: the view without the grader's clock takes the worker's reported "
-                                       "times and never applies the roofline floor to them, so a worker clock that "
-                                       "reports microseconds is correct and thousands of x (timer_patch with the gate "
-                                       "off: derived 14078x, its own run rejected as implausible)")
 def test_view_without_grader_clock_still_applies_the_roofline_floor():
     """Fact-level: a run that was correct at 1.0x by the grader's clock, whose worker reported 1 us per call.
     Hardened without the grader's clock times by those reports, and its roofline floor (still on) rejects them:
@@ -55,17 +48,15 @@ def test_view_without_grader_clock_still_applies_the_roofline_floor():
     trials = [Trial(i, d, "default", True, "max abs err 1e-07") for i, d in enumerate(HARDENED.dists)]
     r = Result(task.name, "worker_clock_lies", HARDENED.name, HARDENED.dists, "correct", "1.00x", trials,
                _timing(0.010, 0.010), 1.0)
-    r.worker_clock = _timing(0.010, claimed)
+    # as interleaved.summarize records it: this machine's floor over the candidate's time
+    floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
+    r.worker_clock = dataclasses.replace(_timing(0.010, claimed), roof_fraction=floor / claimed)
     view = defences.derive(r, {"grader_clock"})
     assert view is not None and view.status != "correct", f"derived: {view.status}: {view.msg}"
 
 
 # ------------------------------------------------------------------ the judge: the float64 second opinion
 
-@pytest.mark.xfail(strict=True, reason="open hole: on offset attention the float32 reference's own rounding is of "
-                                       "the order of the deviations the centred checks judge (scores ~8e6), and the "
-                                       "second opinion grants 8x that rounding as slack: mean(v), which skips Q K^T, "
-                                       "is forgiven on about one offset draw in five")
 def test_second_opinion_never_forgives_mean_v_on_offset_attention():
     """Fact-level, in this process: the timing's offset check pairs (``Grader.draw_timing_input``), the reference,
     and ``judging.judge`` with the float64 answer, as ``HardenedRun.compare`` calls it. mean(v) for every query

@@ -118,6 +118,30 @@ def owner(check: str) -> str | None:
     return None
 
 
+#: The breach key of a timed output that failed only checks other defences own: ``check_timed+d1+d2``.
+TIMED = "check_timed"
+#: A view's time below this share of the machine's roofline floor is implausible (``timing.roofline`` rejects it
+#: in a run; a derived view applies the same rule to the clock it switches to).
+IMPLAUSIBLE_FACTOR = 0.25
+
+
+def timed_breach(failing_checks: Iterable[str]) -> str:
+    """The key a wrong timed output is recorded under: ``check_timed`` when closeness itself failed (it holds in
+    every view with check_timed on), else ``check_timed+`` the defences owning the checks that failed (it holds
+    only while one of them is on too: a view without property checks must not keep a breach only they saw)."""
+    owners = {owner(name) for name in failing_checks}
+    if not owners or None in owners:
+        return TIMED
+    return "+".join([TIMED, *sorted(o for o in owners if o is not None)])
+
+
+def breach_holds(key: str, off: Iterable[str]) -> bool:
+    """Whether a recorded breach still convicts with the defences in ``off`` switched off."""
+    first, *needs = key.split("+")
+    off = set(off)
+    return first not in off and (not needs or not set(needs) <= off)
+
+
 def passes(checks: Iterable[tuple[str, Any]], off: Iterable[str] = ()) -> bool:
     """Whether a trial's recorded checks pass with the defences in ``off`` switched off. A check that did not
     run (None) was stopped by an earlier failure and counts as failed unless its defence is off."""
@@ -152,13 +176,19 @@ def derive(result: Result, off: Iterable[str], timed: bool = True) -> Result | N
     trials = [dataclasses.replace(t, ok=passes(t.checks, off)) if t.checks else t for t in result.trials]
     bad = next((t for t in trials if not t.ok), None)
     timing = result.worker_clock if "grader_clock" in off else result.timing
-    breaches = {k: v for k, v in result.breaches.items() if k not in off}
+    breaches = {k: v for k, v in result.breaches.items() if breach_holds(k, off)}
+    if "grader_clock" in off and "roofline_floor" not in off and timing is not None and timing.roof_fraction \
+            and timing.roof_fraction * IMPLAUSIBLE_FACTOR > 1:
+        # The floor judges whatever clock the view times by: the worker's own report can claim anything.
+        breaches.setdefault("roofline_floor", f"rejected: implausible: the worker's own clock claims "
+                                              f"{timing.t_cand * 1e3:.4f} ms, under a quarter of this machine's "
+                                              f"roofline floor for {result.task}")
     if bad is not None:
         return dataclasses.replace(result, status="wrong", msg=f"{_first_failure(bad, off)} on {bad.dist}",
                                    trials=trials, timing=None, breaches=breaches)
     if breaches:
         name, msg = next(iter(breaches.items()))
-        return dataclasses.replace(result, status="wrong" if name == "check_timed" else "rejected", msg=msg,
+        return dataclasses.replace(result, status="wrong" if name.startswith(TIMED) else "rejected", msg=msg,
                                    trials=trials, breaches=breaches, timing=timing)
     if timed and timing is None:
         return None  # correct without the defence, but its speed was never measured (or not by that clock)

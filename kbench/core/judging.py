@@ -584,7 +584,7 @@ def _second_opinion(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, exact: 
         else:
             cen = next(cc for cc in facts.centred if cc.name == ch.name)
             if noise is None:
-                noise = reference_noise(ref, exact64, facts.axis)
+                noise = reference_noise(ref, exact64, facts.axis, floor=False)
             r2 = _centred_check(out, ref, cen, facts.rtol, exact64, noise)
             new.append(Check(RESCUE + ch.name, bool(r2.ok), r2.detail))
     return new, msg

@@ -149,7 +149,7 @@ class Result:
         bad = next((t for t in kept if not t.ok), None)
         if bad is None and self.breaches:  # the run's own breaches (threads, timed outputs) hold in every view
             name, why = next(iter(self.breaches.items()))
-            return Result(self.task, self.cand_name, self.mode, want, "wrong" if name == "check_timed" else "rejected",
+            return Result(self.task, self.cand_name, self.mode, want, "wrong" if name.startswith("check_timed") else "rejected",
                           why, kept, self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout,
                           dict(self.breaches), self.worker_clock)
         if bad is not None:

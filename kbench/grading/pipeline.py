@@ -23,7 +23,7 @@ from typing import Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
-from kbench.core import judging, parallel
+from kbench.core import defences, judging, parallel
 from kbench.core import modes as modes_mod
 from kbench.core import tasks as tasks_mod
 from kbench.core.compare import Comparison, compare
@@ -293,11 +293,12 @@ class _Run:
                 if w is not None:
                     w.close()
         # The earliest enabled breach names the verdict, unless a trial had failed before it.
-        enabled = [(d, m) for i, (d, m) in enumerate(self.breaches.items()) if self.mode.has(d)
+        off = set(defences.NAMES) - self.mode.defences
+        enabled = [(d, m) for i, (d, m) in enumerate(self.breaches.items()) if defences.breach_holds(d, off)
                    and (status == "correct" or (status == "wrong" and i < self.breaches_before_wrong))]
         if enabled and status in ("correct", "wrong"):
             first, msg = enabled[0]
-            status = "wrong" if first == "check_timed" else "rejected"
+            status = "wrong" if first.startswith(defences.TIMED) else "rejected"
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
@@ -726,13 +727,15 @@ class HardenedRun(_Run):
             return TimedCall(seconds(k, "cand"), out)  # type: ignore[arg-type]
 
         def check_timed(out: np.ndarray, ref: np.ndarray, n: int) -> None:
-            if "check_timed" in self.breaches:
-                return
+            if defences.TIMED in self.breaches:
+                return  # closeness already failed on a timed output: every view with check_timed on says wrong
             c = self.compare(out, ref, {k: v for k, v in slot.items()}, params)
             if not c.ok:
+                key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
                 msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
-                self.emit("timing", msg, False)
-                self.breach("check_timed", msg)
+                if key not in self.breaches:
+                    self.emit("timing", msg, False)
+                self.breach(key, msg)
 
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))

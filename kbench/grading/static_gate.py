@@ -1226,13 +1226,10 @@ class _Checker:
     def _match_args(self, c: _Class, seen: frozenset[int] = frozenset()) -> list[str] | None:
         """The attribute names a positional pattern on the candidate's class ``c`` reads, when the source shows
         them: a literal ``__match_args__``, or the annotated fields of a ``@dataclass`` (and of its own bases)."""
-        if id(c) in seen or c.node.keywords or not all(_is_dataclass_decorator(d, self, c.scope)
-                                                       for d in c.node.decorator_list):
-            # A metaclass can put a ``__match_args__`` property over the class's own (G14) or make any object an
-            # instance; any decorator but dataclass can return another class (G13).
+        if id(c) in seen or not self._type_is_metaclass(c):
             return None
         if c.match_args is not None:
-            return [e.value for e in c.match_args] if self._own_bases(c) is not None else None
+            return [e.value for e in c.match_args]
         if not c.node.decorator_list or not all(_plain_dataclass_call(d) for d in c.node.decorator_list) or \
                 not all(_plain_field(f) for f in c.fields):
             return None
@@ -1246,6 +1243,17 @@ class _Checker:
                 return None
             names += inherited
         return names + [f.target.id for f in c.fields]
+
+    def _type_is_metaclass(self, c: _Class, seen: frozenset[int] = frozenset()) -> bool:
+        """Whether ``c``'s metaclass is certainly ``type``: neither it nor any class it derives from names a
+        metaclass (a metaclass can put a ``__match_args__`` property over the class's own, G14, and a base's is
+        inherited, G15, or make any object an instance), every base is the candidate's own plain class, and
+        every decorator in the chain is dataclass (any other can return another class, G13)."""
+        if id(c) in seen or c.node.keywords or not all(_is_dataclass_decorator(d, self, c.scope)
+                                                       for d in c.node.decorator_list):
+            return False
+        bases = self._own_bases(c)
+        return bases is not None and all(self._type_is_metaclass(b, seen | {id(c)}) for b in bases)
 
     def _check_format(self, node: ast.Attribute) -> None:
         recv = node.value

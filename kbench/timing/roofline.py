@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kbench.core.defences import IMPLAUSIBLE_FACTOR  # one rule for runs and derived views
+
 if TYPE_CHECKING:
     from kbench.core.tasks import Task
 
-IMPLAUSIBLE_FACTOR = 0.25
 
 
 @dataclass(frozen=True)
