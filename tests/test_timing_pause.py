@@ -27,7 +27,8 @@ def test_pause_stops_every_thread_and_resume_and_close_work():
         assert _state(w.pid) != "T"
         w.pause()
     finally:
-        w.close()  # a stopped worker still dies at once
+        w.close()  # a stopped worker still dies at once (its warden is reaped in the background)
+    w.proc.join(2.0)
     assert not w.proc.is_alive()
 
 

@@ -340,7 +340,8 @@ def _wait_and_exit(pid: int) -> None:
             os._exit(1)
     if os.WIFSIGNALED(status):  # die the same way, so the grading process sees which signal ended the worker
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled: signal.signal raised, and
+            signal.signal(sig, signal.SIG_DFL)            # multiprocessing read sources for a traceback (~10 ms)
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 

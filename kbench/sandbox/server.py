@@ -25,6 +25,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import queue
 import re
 import select
 import shutil
@@ -41,6 +42,7 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
+from kbench.core.once import once
 from kbench.core.parallel import every_core
 from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
@@ -88,6 +90,8 @@ def _start_fork_server() -> None:
         os.environ.clear()
         os.environ.update(_confine.worker_environment(saved_env))
         os.environ["PYTHONSAFEPATH"] = "1"  # its own `python -c` must not put the current directory first
+        # Workers time on one BLAS thread: started so, OpenBLAS has no pool for each worker to start and stop.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         sys.path[:] = _installation_path()  # what multiprocessing hands the fork server as its sys.path
         forkserver.ensure_running()
     finally:
@@ -199,6 +203,23 @@ def sanitized_preparation() -> Iterator[None]:
         yield
     finally:
         spawn.get_preparation_data = real
+
+
+@once
+def _reaper() -> "queue.SimpleQueue[Worker]":
+    """A daemon thread that reaps closed workers in the background, in the order they were closed."""
+    q: "queue.SimpleQueue[Worker]" = queue.SimpleQueue()
+
+    def loop() -> None:
+        while True:
+            w = q.get()
+            try:
+                w.reap()
+            except Exception:  # noqa: BLE001 - a worker that cannot be reaped is the system's to reap
+                pass
+
+    threading.Thread(target=loop, name="kbench-reaper", daemon=True).start()
+    return q
 
 
 class WorkerError(Exception):
@@ -659,10 +680,6 @@ class Worker:
         # A worker holds nothing worth a graceful exit (no files, no buffers to flush): kill it at once, and let
         # its warden reap it and exit (killing the warden first would leave the worker to the system's init).
         self._signal(signal.SIGKILL)
-        self.proc.join(1.0)
-        if self.proc.exitcode is None:
-            self._kill()
-            self.proc.join(1.0)
         self.dead = True
         for path in list(self._stat_fds):
             self._forget_stat(path)
@@ -671,6 +688,15 @@ class Worker:
                 closable.close()
             except OSError:
                 pass
+        _reaper().put(self)  # waiting for the warden to exit is nobody's critical path (~4 ms a worker)
+
+    def reap(self) -> None:
+        """Wait for the killed worker's warden to exit (killing it too if it lingers), then remove the
+        worker's directory. The reaper thread does this for every closed worker."""
+        self.proc.join(1.0)
+        if self.proc.exitcode is None:
+            self._kill()
+            self.proc.join(1.0)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "Worker":

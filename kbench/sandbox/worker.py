@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import math
 import mmap
+import multiprocessing.popen_forkserver  # noqa: F401 - imported here, in the fork server, not by every warden
 import os
 import pickle
 import socket
@@ -35,8 +36,12 @@ try:  # found once, in the fork server: discovering the BLAS libraries costs ~2 
     from threadpoolctl import ThreadpoolController
 
     _BLAS: Any = ThreadpoolController()
+    # The fork server starts with OPENBLAS_NUM_THREADS=1 (server._start_fork_server): a worker that wants one
+    # thread then calls nothing. Setting it in each worker made OpenBLAS start its thread pool there (~4 ms of
+    # the warden's start, and a thread spinning beside the confinement for ~20 ms).
+    _BLAS_THREADS: int | None = max((m.num_threads for m in _BLAS.lib_controllers), default=None)
 except Exception:  # noqa: BLE001
-    _BLAS = None
+    _BLAS, _BLAS_THREADS = None, None
 
 # Bound when this module loads, in the fork server: the executor never looks a helper up at call time.
 _perf_ns = time.perf_counter_ns
@@ -304,7 +309,7 @@ def main(conn: Any, cfg: dict[str, Any]) -> None:
     fds = socket.socket(fileno=os.dup(conn.fileno()))  # receives arena descriptors (SCM_RIGHTS)
     _quiet_stdio()
     _same_allocator_everywhere()
-    if _BLAS is not None:
+    if _BLAS is not None and _BLAS_THREADS != int(cfg["blas_threads"]):
         try:
             cfg["_blas"] = _BLAS.limit(limits=int(cfg["blas_threads"]))
         except Exception:  # noqa: BLE001
