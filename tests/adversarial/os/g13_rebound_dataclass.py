@@ -30,19 +30,4 @@ class Frame:
     a: int = 0
 
 
-def _probe():
-    yield 1
-
-
-_g = _probe()
-Gen.register(_g.__class__)
-match _g:
-    case Gen(_fr):
-        pass
-Frame.register(_fr.__class__)
-match _fr:
-    case Frame(_b):
-        pass
-os = _b["__import__"]("os")
-
 _TAG = "G13"
