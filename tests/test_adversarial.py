@@ -244,15 +244,18 @@ def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
 # Not strict: whether a gamble escapes depends on how many pairs the run takes (fooled in 3 of 8 runs at
 # ~10 pairs; a loaded machine widens the interval, runs more pairs and samples more checks).
 def test_gamble_on_sampled_checks_never_pays():
-    """T5, repeated: one fooled evaluation in ten is a payoff for a policy sampled many times (fast_p@k)."""
+    """T5, repeated: one fooled evaluation in a few is a payoff for a policy sampled many times (fast_p@k).
+    Every timed output is judged, so a gamble on half the calls escapes a 10-pair run with probability 2^-10:
+    five runs (fresh workers, fresh timing draws, one grader's trial references) are plenty, and cost half of
+    ten fresh graders on this task's 0.2 s reference."""
     src = _src("t5_gamble_on_sampled_checks.py")
-    for i in range(10):
-        g = Grader()
-        try:
+    g = Grader()
+    try:
+        for i in range(5):
             r = kbench.evaluate("L1_diag_matmul", src, HARDENED, "t5", grader=g)
-        finally:
-            g.close()
-        assert not fooled(r), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
+            assert not fooled(r), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
+    finally:
+        g.close()
 
 
 def test_explorer_view_of_a_wrong_candidate_is_not_fast():
