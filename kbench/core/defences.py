@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kbench.core.results import Result, Trial
+from kbench.core.results import TIMED, Result, Trial, breach_status
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,6 @@ def owner(check: str) -> str | None:
     return None
 
 
-#: The breach key of a timed output that failed only checks other defences own: ``check_timed+d1+d2``.
-TIMED = "check_timed"
 #: A view's time below this share of the machine's roofline floor is implausible (``timing.roofline`` rejects it
 #: in a run; a derived view applies the same rule to the clock it switches to).
 IMPLAUSIBLE_FACTOR = 0.25
@@ -188,7 +186,7 @@ def derive(result: Result, off: Iterable[str], timed: bool = True) -> Result | N
                                    trials=trials, timing=None, breaches=breaches)
     if breaches:
         name, msg = next(iter(breaches.items()))
-        return dataclasses.replace(result, status="wrong" if name.startswith(TIMED) else "rejected", msg=msg,
+        return dataclasses.replace(result, status=breach_status(name), msg=msg,
                                    trials=trials, breaches=breaches, timing=timing)
     if timed and timing is None:
         return None  # correct without the defence, but its speed was never measured (or not by that clock)

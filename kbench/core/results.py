@@ -9,6 +9,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Literal
 
 Status = Literal["compile_error", "runtime_error", "wrong", "rejected", "correct"]
+
+#: The breach key of a wrong timed output (``check_timed``, or ``check_timed+<defences>``: kbench.core.defences).
+TIMED = "check_timed"
+
+
+def breach_status(key: str) -> Status:
+    """The verdict a recorded breach gives: a wrong timed output is wrong, every other breach a rejection."""
+    return "wrong" if key.startswith(TIMED) else "rejected"
 STATUSES: tuple[Status, ...] = ("compile_error", "runtime_error", "wrong", "rejected", "correct")
 
 Step = Literal["start", "static", "load", "init", "trial", "timing", "stdout", "verdict"]
@@ -149,7 +157,7 @@ class Result:
         bad = next((t for t in kept if not t.ok), None)
         if bad is None and self.breaches:  # the run's own breaches (threads, timed outputs) hold in every view
             name, why = next(iter(self.breaches.items()))
-            return Result(self.task, self.cand_name, self.mode, want, "wrong" if name.startswith("check_timed") else "rejected",
+            return Result(self.task, self.cand_name, self.mode, want, breach_status(name),
                           why, kept, self.timing, self.elapsed, dict(self.overhead), self.isolation, self.stdout,
                           dict(self.breaches), self.worker_clock)
         if bad is not None:

@@ -29,7 +29,7 @@ from kbench.core import tasks as tasks_mod
 from kbench.core.compare import Comparison, compare
 from kbench.core.library import MAX_SOURCE_BYTES
 from kbench.core.modes import Mode
-from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial
+from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial, breach_status
 from kbench.core.tasks import Task
 from kbench.grading import gate_in_worker  # noqa: F401 - registers the gate with the fork server
 from kbench.grading.truth import Grader, Staging, default_grader, prepare
@@ -298,7 +298,7 @@ class _Run:
                    and (status == "correct" or (status == "wrong" and i < self.breaches_before_wrong))]
         if enabled and status in ("correct", "wrong"):
             first, msg = enabled[0]
-            status = "wrong" if first.startswith(defences.TIMED) else "rejected"
+            status = breach_status(first)
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
         result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
@@ -688,7 +688,7 @@ class HardenedRun(_Run):
         others = tuple(d for d in self.mode.dists if d != "normal" and d in passed)
 
         # Each distribution once per round, in an order of this run's: every one is checked while timing.
-        rounds = itertools.cycle(self.rng.permutation(others).tolist() if others else [()])
+        rounds = itertools.cycle(self.rng.permutation(others).tolist())  # (no check pairs when others is empty)
 
         def check_input() -> tuple:
             self.g.draw_timing_input(self.task, slot, (next(rounds),))

@@ -1027,10 +1027,9 @@ class _Checker:
         memo = self._instantiable_memo.get(id(c))
         if memo is not None:
             return memo
-        bases = self._own_bases(c)
-        ok = (not c.defines_new and not c.node.keywords and bases is not None and id(c) not in seen
-              and all(_is_dataclass_decorator(d, self, c.scope) for d in c.node.decorator_list)
-              and all(self._instantiable(b, seen | {id(c)}) for b in bases))
+        # A metaclass or another decorator could return something else (_type_is_metaclass), and so could __new__.
+        ok = (not c.defines_new and id(c) not in seen and self._type_is_metaclass(c)
+              and all(self._instantiable(b, seen | {id(c)}) for b in self._own_bases(c) or ()))
         self._instantiable_memo[id(c)] = ok
         return ok
 
