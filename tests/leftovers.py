@@ -7,7 +7,8 @@
 - ``worker_processes(sid)``: those of them running as a sandbox worker's own uid.
 - ``leases()``: the file leases the kernel lists in ``/proc/locks``.
 - ``PageWatch``: files every worker maps (numpy's core extension, the interpreter's ``os.py``, the worker's
-  own module), made resident before an attack; ``evicted()`` lists those that lost a page since.
+  own module), made resident before an attack; ``evicted()`` lists those an attack evicted (a background
+  reclaim sweep, seen on a control copy of each, does not count).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import ctypes
 import glob
 import mmap
 import os
+import shutil
+import tempfile
 import time
+import weakref
 from pathlib import Path
 
 from kbench.sandbox.layers.identity import WORKER_ID_BASE
@@ -120,23 +124,46 @@ def watched_files() -> list[str]:
 
 
 class PageWatch:
-    """Reads the watched files (every page cached), then says which lost pages. A few pages of a file go now
-    and then on this VM whatever the attack (here: up to 10 of numpy's 2541 in 30 s; 2 of os.py's 10 in a CI run
-    whose attack could not evict anything), so a file counts as evicted when it lost three quarters of its
-    cached pages (an eviction attack takes them all)."""
+    """Reads the watched files (every page cached), then says which lost pages.
+
+    Pages go now and then on this VM whatever the attack: it runs DAMON reclaim (``kdamond``), which drops cold
+    page-cache pages in sweeps (up to 10 of numpy's 2541 in 30 s; 8 of os.py's 10 in one CI run whose attack
+    could not evict anything). So each watched file gets a control: a copy of its bytes, written and synced
+    into a root-only folder no worker can open, read at the same moment (same age, same coldness). A file counts
+    as evicted when it lost three quarters of its cached pages (an eviction attack takes them all) while its
+    control kept more than half of its own: a reclaim sweep takes both alike, an attack only the file it reaches.
+    """
 
     def __init__(self, files: list[str] | None = None) -> None:
         self.files = files or watched_files()
-        for p in self.files:
-            Path(p).read_bytes()
+        self._dir = tempfile.mkdtemp(prefix="kbench-pagewatch-")  # 0700, root's: out of every worker's reach
+        weakref.finalize(self, shutil.rmtree, self._dir, True)
+        self.controls = {}
+        for i, p in enumerate(self.files):
+            data = Path(p).read_bytes()
+            control = os.path.join(self._dir, f"{i}-{os.path.basename(p)}")
+            with open(control, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())  # clean pages: reclaim may take them exactly as it takes the watched file's
+            Path(control).read_bytes()
+            self.controls[p] = control
         self.before = {p: resident_pages(p) for p in self.files}
+        self.control_before = {p: resident_pages(c) for p, c in self.controls.items()}
+
+    @staticmethod
+    def _lost(before: list[bool], now: list[bool]) -> tuple[int, int]:
+        return sum(1 for was, is_ in zip(before, now) if was and not is_), sum(before)
 
     def evicted(self) -> list[str]:
         out = []
-        for p in self.files:
-            now = resident_pages(p)
-            lost = sum(1 for was, is_ in zip(self.before[p], now) if was and not is_)
-            cached = sum(self.before[p])
-            if lost and lost >= max(1, 3 * cached // 4):
-                out.append(f"{p}: {lost} page(s)")
+        try:
+            for p in self.files:
+                lost, cached = self._lost(self.before[p], resident_pages(p))
+                c_lost, c_cached = self._lost(self.control_before[p], resident_pages(self.controls[p]))
+                swept = c_cached and 2 * c_lost > c_cached
+                if lost and lost >= max(1, 3 * cached // 4) and not swept:
+                    out.append(f"{p}: {lost} page(s) (its control copy lost {c_lost} of {c_cached})")
+        finally:
+            shutil.rmtree(self._dir, ignore_errors=True)
         return out
