@@ -331,7 +331,7 @@ def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
 
 def _rank1(ref: np.ndarray) -> np.ndarray:
     """The best rank-1 approximation of each matrix (last two axes), by a few power iterations (float32
-    BLAS: the predictor needs to be close to optimal, not exact)."""
+    BLAS: the predictor needs to be close to optimal, not exact). (2-d outputs: ``_Rank1`` builds rows.)"""
     m = ref.reshape((-1,) + ref.shape[-2:]) if ref.ndim >= 2 else ref[None, :, None]
     if m.shape[0] == 1:
         m = m[0]  # one matrix: plain BLAS matrix-vector products
@@ -356,106 +356,259 @@ def _half_rows(ref: np.ndarray, axis: int) -> np.ndarray:
     return p
 
 
-#: Predictors that drop something (the constant part, small values): "n/a" on a trial where nothing they
-#: drop reaches the tolerance anywhere (a layer norm's rows have no small scale; a zero-mean output has no
-#: constant part), rather than "passes".
-VISIBLE_ONLY = ("constant removed", "small values zeroed")
+@dataclass(frozen=True)
+class _Predictor:
+    """One simple answer, built on demand: ``build(rows)`` is the predictor on those rows of a 2-d output
+    (None: the whole of it, any shape), so a sample of rows costs what the sample does. ``col_mean()``: its
+    column means over every row (keepdims) without building it (None: build it whole to know them)."""
+
+    build: Callable[[Any], np.ndarray]
+    col_mean: Callable[[], np.ndarray] | None = None
 
 
-def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, Callable[[], np.ndarray]]:
-    """The simple answers a trial must rule out (lazily built: each is a full-size array)."""
+class _RefStats:
+    """The reference's statistics the predictors share, computed once, on first use. A 2-d output gets them
+    from two passes of float32 BLAS products with two columns each: ``ref @ [1, v0]`` (row sums, and one power
+    step from ``v0``, the top right singular vector of a sample of rows) and ``ref.T @ [1, u]`` (column sums, and
+    the refined right vector). No float64 copy: a predictor needs to be close to optimal, not exact (it
+    never decides a verdict)."""
+
+    def __init__(self, ref: np.ndarray) -> None:
+        self.ref = ref
+        self.two_d = ref.ndim == 2
+        self._memo: dict[str, Any] = {}
+
+    def _passes(self) -> dict[str, Any]:
+        if "v" in self._memo:
+            return self._memo
+        ref = self.ref
+        R, L = ref.shape
+        with np.errstate(all="ignore"):
+            sample = ref[:: max(1, -(-ref.size // SAMPLE_ABOVE))]
+            v = np.ones(L, np.float32)
+            for _ in range(4):  # on the sample (in cache): the start of the full step below
+                v = sample.T @ (sample @ v)
+                v /= np.maximum(np.linalg.norm(v), np.float32(1e-30))
+            ru = ref @ np.stack([np.ones(L, np.float32), v], axis=1)  # (R, 2): row sums, ref @ v
+            cv = ref.T @ np.stack([np.ones(R, np.float32), ru[:, 1]], axis=1)  # (L, 2): column sums, ref.T @ u
+            v = cv[:, 1] / np.maximum(np.linalg.norm(cv[:, 1]), np.float32(1e-30))
+            col_sum = cv[:, 0].astype(np.float64)
+        self._memo.update(rows=ru[:, 0].astype(np.float64).reshape(R, 1) / L, cols=col_sum.reshape(1, L) / R,
+                          v=v.astype(np.float32), u_mean=float(col_sum @ v) / R)
+        return self._memo
+
+    def axis_mean(self, a: int) -> np.ndarray:
+        """Mean along axis ``a`` (keepdims, float64)."""
+        if self.two_d:
+            return self._passes()["cols" if a == 0 else "rows"]
+        key = f"axis{a}"
+        if key not in self._memo:
+            self._memo[key] = self.ref.mean(axis=a, keepdims=True, dtype=np.float64)
+        return self._memo[key]
+
+    def mean(self) -> float:
+        if "mean" not in self._memo:
+            self._memo["mean"] = float(self.axis_mean(1).mean()) if self.two_d else \
+                float(self.ref.mean(dtype=np.float64))
+        return self._memo["mean"]
+
+    def right_vector(self) -> np.ndarray:
+        """A 2-d output's top right singular vector, float32."""
+        return self._passes()["v"]
+
+    def rank1_col_mean(self) -> np.ndarray:
+        """The rank-1 predictor's column means: mean(ref @ v) * v (keepdims, float64)."""
+        p = self._passes()
+        return (p["u_mean"] * p["v"].astype(np.float64)).reshape(1, -1)
+
+
+def _count(rows: Any, n: int) -> int:
+    return len(range(n)[rows]) if isinstance(rows, slice) else len(rows)
+
+
+def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, _Predictor]:
+    """The simple answers a trial must rule out, each built on demand on some rows (an index array or a
+    slice along axis 0 of a 2-d output) or whole."""
     f32 = ref.dtype
+    st = _RefStats(ref)
+    two_d = st.two_d
+    R = ref.shape[0] if ref.ndim else 1
 
-    def flat(v: object) -> np.ndarray:  # a read-only broadcast view: no full-size copy to score
-        return np.broadcast_to(np.asarray(v, f32), ref.shape)
+    def part(rows: Any) -> np.ndarray:
+        return ref if rows is None else ref[rows]
 
-    p: dict[str, Callable[[], np.ndarray]] = {
-        "zeros": lambda: flat(0),
-        "constant": lambda: flat(ref.mean(dtype=np.float64)),
-        "constant removed": lambda: (ref - ref.mean(dtype=np.float64)).astype(f32),
-        "rank-1": lambda: _rank1(ref),
-        "half the rows": lambda: _half_rows(ref, axis),
-        "small values zeroed": lambda: np.where(np.abs(ref) < atol / 10, 0, ref).astype(f32),
+    def flat(v: object, rows: Any) -> np.ndarray:  # a read-only broadcast view: no full-size copy to score
+        v = np.asarray(v, f32)
+        if rows is None:
+            return np.broadcast_to(v, ref.shape)
+        if v.ndim and v.shape[0] == R and R > 1:
+            v = v[rows]
+        return np.broadcast_to(v, (_count(rows, R),) + ref.shape[1:])
+
+    def const(v: Callable[[], float]) -> Callable[[], np.ndarray]:
+        return lambda: np.full((1,) + ref.shape[1:], v(), np.float64)
+
+    def rank1(rows: Any) -> np.ndarray:
+        if not two_d:
+            return _rank1(ref)
+        v = st.right_vector()
+        with np.errstate(all="ignore"):
+            return np.outer(part(rows) @ v, v)
+
+    def half(rows: Any) -> np.ndarray:
+        if rows is None or not two_d:
+            return _half_rows(ref, axis)
+        idx = np.arange(R)[rows] if isinstance(rows, slice) else rows
+        return ref[idx & ~1]  # 2-d: rows run along axis 0 whatever the natural axis (``_half_rows``)
+
+    def half_cols() -> np.ndarray:
+        w = np.zeros(R, np.float32)
+        w[0::2] = 2
+        if R % 2:
+            w[-1] = 1  # the last row is even and has no odd twin
+        return (w @ ref).astype(np.float64).reshape(1, -1) / R
+
+    def small_zeroed(rows: Any) -> np.ndarray:
+        x = part(rows)
+        return np.where(np.abs(x) < atol / 10, f32.type(0), x)
+
+    p: dict[str, _Predictor] = {
+        "zeros": _Predictor(lambda rows: flat(0, rows), const(lambda: 0.0)),
+        "constant": _Predictor(lambda rows: flat(st.mean(), rows), const(st.mean)),
+        "constant removed": _Predictor(lambda rows: (part(rows) - np.float64(st.mean())).astype(f32),
+                                       (lambda: st.axis_mean(0) - st.mean()) if two_d else None),
+        "rank-1": _Predictor(rank1, st.rank1_col_mean if two_d else None),
+        "half the rows": _Predictor(half, half_cols if two_d else None),
+        "small values zeroed": _Predictor(small_zeroed),
     }
     for a in range(ref.ndim):
         if ref.shape[a] > 1:
-            p[f"mean along axis {a}"] = (lambda a=a: flat(ref.mean(axis=a, keepdims=True, dtype=np.float64)))
+            p[f"mean along axis {a}"] = _Predictor(lambda rows, a=a: flat(st.axis_mean(a), rows),
+                                                   (lambda: st.axis_mean(0)) if a == 0 else const(st.mean))
     return p
 
+
+#: Predictors that drop something (the constant part, small values): "n/a" on a trial where they pass every
+#: check (what they drop never reaches the tolerance: a layer norm's rows have no small scale; a zero-mean
+#: output has no constant part), rather than "passes".
+VISIBLE_ONLY = ("constant removed", "small values zeroed")
 
 #: Outputs larger than this are scored on a sample of rows first (a predictor that fails there fails;
 #: one that passes there is scored again on every row, so the outcome is exact either way).
 SAMPLE_ABOVE = 1 << 18
 
 
+@dataclass
+class _Limits:
+    """The reference and its tolerance limits on some rows (float32), with a scratch array of their size."""
+
+    ref: np.ndarray
+    limit: np.ndarray
+    c_limits: list[np.ndarray]
+    err: np.ndarray
+
+
 class _Scorer:
-    """Scores predictors under a trial's tolerance checks, with the limits computed once (float32). A large
-    2-d output is scored on a sample of whole rows (every k-th block of 8), the centred checks along axis 0
-    with the predictor's column means over all rows; a predictor that passes the sample is scored in full."""
+    """Scores predictors under a trial's tolerance checks (float32). A large 2-d output is scored on a sample
+    of whole rows first (every k-th block of 8; the predictor built on those rows only, its limits computed
+    once), the centred checks along axis 0 with the predictor's column means over all rows; a predictor
+    that passes the sample is scored on every row, in row blocks that stay in cache (no full-size
+    temporaries), so the outcome is exact either way. Other outputs are scored whole."""
+
+    #: Elements per row block of the full scoring.
+    BLOCK = 1 << 16
 
     def __init__(self, ref: np.ndarray, tol: np.ndarray, rtol: float, centred: tuple[Centred, ...]) -> None:
         self.full = ref
         self.rtol, self.tol_full, self.centred = rtol, tol, centred
+        self.names = ("close",) + tuple(c.name for c in centred)
         self.rows: np.ndarray | None = None
         if ref.ndim == 2 and ref.size > SAMPLE_ABOVE and ref.shape[0] >= 64:
             k = max(2, (ref.size + SAMPLE_ABOVE - 1) // SAMPLE_ABOVE)
             starts = np.arange(0, ref.shape[0], 8 * k)
-            self.rows = (starts[:, None] + np.arange(8)).reshape(-1)
-            self.rows = self.rows[self.rows < ref.shape[0]]
-        self._prepare(self.rows)
+            rows = (starts[:, None] + np.arange(8)).reshape(-1)
+            self.rows = rows[rows < ref.shape[0]]
+        self._sample = self._limits(self.rows) if self.rows is not None else None
+        self._whole: _Limits | None = None
 
-    def _prepare(self, rows: np.ndarray | None) -> None:
-        ref, tol, rtol = self.full, self.tol_full, self.rtol
-        take = (lambda a: a if rows is None or a.shape[0] == 1 else a[rows])
-        self.ref = take(ref)
+    @staticmethod
+    def take(a: np.ndarray, rows: Any) -> np.ndarray:
+        return a if rows is None or a.shape[0] == 1 else a[rows]
+
+    def _limits(self, rows: Any) -> _Limits:
+        ref = self.take(self.full, rows)
         with np.errstate(all="ignore"):
-            self.limit = np.abs(self.ref)
-            self.limit *= np.float32(rtol)
-            self.limit += take(tol)
-            self.c_limits = []
+            limit = np.abs(ref)
+            limit *= np.float32(self.rtol)
+            limit += self.take(self.tol_full, rows)
+            c_limits = []
             for cen in self.centred:
-                lim = np.subtract(self.ref, take(cen.mean))
+                lim = np.subtract(ref, self.take(cen.mean, rows))
                 np.abs(lim, out=lim)
-                lim *= np.float32(rtol)
-                lim += take(cen.tol)
-                self.c_limits.append(lim)
-        self.err = np.empty_like(self.ref)
-        self.take = take
+                lim *= np.float32(self.rtol)
+                lim += self.take(cen.tol, rows)
+                c_limits.append(lim)
+        return _Limits(ref, limit, c_limits, np.empty_like(ref))
 
-    def failures(self, p: np.ndarray) -> tuple[tuple[str, ...], bool]:
-        """(the tolerance checks ``p`` fails, whether ``p`` is the reference to within SAME_AS_REF of it)."""
-        failed, same = self._score(p)
-        if not failed and self.rows is not None:  # passed the sample: the whole output decides
-            rows, self.rows = self.rows, None
-            self._prepare(None)
-            failed, same = self._score(p)
-            self.rows = rows
-            self._prepare(rows)
-        return failed, same
+    def failures(self, preds: dict[str, _Predictor]) -> dict[str, tuple[tuple[str, ...], bool]]:
+        """Per predictor: (the tolerance checks it fails, whether it is the reference to within SAME_AS_REF
+        of it). The predictors that pass the sample are scored on every row together, block by block (each
+        block's limits computed once for all of them)."""
+        col_means: dict[str, np.ndarray] = {}  # a predictor's column means over every row, once
 
-    def _score(self, p: np.ndarray) -> tuple[tuple[str, ...], bool]:
-        ref, err, take = self.ref, self.err, self.take
-        ps = take(p)
+        def col_mean_of(name: str) -> Callable[[], np.ndarray]:
+            def get() -> np.ndarray:
+                if name not in col_means:
+                    pred = preds[name]
+                    col_means[name] = pred.col_mean() if pred.col_mean is not None else \
+                        pred.build(None).mean(axis=0, keepdims=True, dtype=np.float64)
+                return col_means[name]
+            return get
+
+        if self._sample is None:
+            whole = self._limits(None)
+            return {n: self._score(p, whole, None, col_mean_of(n)) for n, p in preds.items()}
+        out = {n: self._score(p, self._sample, self.rows, col_mean_of(n)) for n, p in preds.items()}
+        passed = [n for n, (failed, _) in out.items() if not failed]
+        if not passed:
+            return out
+        R, L = self.full.shape
+        step = max(1, self.BLOCK // max(L, 1))
+        bad: dict[str, set[str]] = {n: set() for n in passed}
+        same = dict.fromkeys(passed, True)
+        for s in range(0, R, step):
+            block = slice(s, min(R, s + step))
+            lim = self._limits(block)
+            for n in passed:
+                f, sm = self._score(preds[n], lim, block, col_mean_of(n))
+                bad[n].update(f)
+                same[n] = same[n] and sm
+        for n in passed:
+            out[n] = (tuple(c for c in self.names if c in bad[n]), same[n])
+        return out
+
+    def _score(self, pred: _Predictor, lim: _Limits, rows: Any,
+               col_mean: Callable[[], np.ndarray]) -> tuple[tuple[str, ...], bool]:
+        ref, err = lim.ref, lim.err
         with np.errstate(all="ignore"):
+            ps = pred.build(rows)
             np.subtract(ps, ref, out=err)
             np.abs(err, out=err)
-            failed = [] if bool((err <= self.limit).all()) else ["close"]
-            same = not failed and bool((err <= SAME_AS_REF * self.limit).all())
-            for cen, lim in zip(self.centred, self.c_limits):
-                mu = p.mean(axis=cen.axis, keepdims=True, dtype=np.float64)  # over every row of p
-                shift = (take(mu) - take(cen.mean)).astype(np.float32)
+            failed = [] if bool((err <= lim.limit).all()) else ["close"]
+            same = not failed and bool((err <= SAME_AS_REF * lim.limit).all())
+            for cen, c_lim in zip(self.centred, lim.c_limits):
+                if rows is not None and cen.axis == 0:
+                    mu = col_mean()
+                else:  # along the rows at hand (whole rows) or over the whole output
+                    mu = ps.mean(axis=cen.axis, keepdims=True, dtype=np.float64)
+                shift = (mu - self.take(cen.mean, rows)).astype(np.float32)
                 np.subtract(ps, ref, out=err)
                 err -= shift
                 np.abs(err, out=err)
-                if not bool((err <= lim).all()):
+                if not bool((err <= c_lim).all()):
                     failed.append(cen.name)
                     same = False
         return tuple(failed), same
-
-    def visible(self, p: np.ndarray) -> bool:
-        """Whether anything ``p`` changes exceeds the tolerance where it changes it (on every row)."""
-        with np.errstate(all="ignore"):
-            return bool((np.abs(p - self.full) > self.tol_full + self.rtol * np.abs(self.full)).any())
 
 
 # ------------------------------------------------------------------------------------------ facts
@@ -478,10 +631,8 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
     preds: list[Predictor] = []
     if predictors and ref.size:
         scorer = _Scorer(ref, tol, rtol, centred)
-        for name, make in predictors_of(ref, axis, atol).items():
-            p = make()
-            failed, same = scorer.failures(p)
-            if name in VISIBLE_ONLY and not failed and not scorer.visible(p):
+        for name, (failed, same) in scorer.failures(predictors_of(ref, axis, atol)).items():
+            if name in VISIBLE_ONLY and not failed:
                 same = True  # nothing it drops is above the tolerance anywhere: not a shortcut on this trial
             preds.append(Predictor(name, "n/a" if same else "ruled out" if failed else "passes", failed))
     return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds), state,
