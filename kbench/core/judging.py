@@ -367,11 +367,12 @@ class _Predictor:
 
 
 class _RefStats:
-    """The reference's statistics the predictors share, computed once, on first use. A 2-d output gets them
-    from two passes of float32 BLAS products with two columns each: ``ref @ [1, v0]`` (row sums, and one power
-    step from ``v0``, the top right singular vector of a sample of rows) and ``ref.T @ [1, u]`` (column sums, and
-    the refined right vector). No float64 copy: a predictor needs to be close to optimal, not exact (it
-    never decides a verdict)."""
+    """The reference's statistics the predictors share, computed once, on first use. A 2-d output's come from
+    four float32 passes: its row and column sums, and one power step ``ref.T @ (ref @ v0)`` from ``v0``, the
+    top right singular vector of a sample of rows. No float64 copy: a predictor needs to be close to
+    optimal, not exact (it never decides a verdict). Matrix-vector products by ``einsum``, not BLAS: they run
+    while a candidate's call holds a core, where OpenBLAS's two threads wait on each other (a 1 ms product
+    took 10-30 ms there)."""
 
     def __init__(self, ref: np.ndarray) -> None:
         self.ref = ref
@@ -387,14 +388,14 @@ class _RefStats:
             sample = ref[:: max(1, -(-ref.size // SAMPLE_ABOVE))]
             v = np.ones(L, np.float32)
             for _ in range(4):  # on the sample (in cache): the start of the full step below
-                v = sample.T @ (sample @ v)
+                v = np.einsum("ij,i->j", sample, np.einsum("ij,j->i", sample, v))
                 v /= np.maximum(np.linalg.norm(v), np.float32(1e-30))
-            ru = ref @ np.stack([np.ones(L, np.float32), v], axis=1)  # (R, 2): row sums, ref @ v
-            cv = ref.T @ np.stack([np.ones(R, np.float32), ru[:, 1]], axis=1)  # (L, 2): column sums, ref.T @ u
-            v = cv[:, 1] / np.maximum(np.linalg.norm(cv[:, 1]), np.float32(1e-30))
-            col_sum = cv[:, 0].astype(np.float64)
-        self._memo.update(rows=ru[:, 0].astype(np.float64).reshape(R, 1) / L, cols=col_sum.reshape(1, L) / R,
-                          v=v.astype(np.float32), u_mean=float(col_sum @ v) / R)
+            v = np.einsum("ij,i->j", ref, np.einsum("ij,j->i", ref, v))
+            v /= np.maximum(np.linalg.norm(v), np.float32(1e-30))
+            col_sum = ref.sum(axis=0, dtype=np.float32).astype(np.float64)
+            row_sum = ref.sum(axis=1, dtype=np.float32).astype(np.float64)
+        self._memo.update(rows=row_sum.reshape(R, 1) / L, cols=col_sum.reshape(1, L) / R, v=v.astype(np.float32),
+                          u_mean=float(col_sum @ v.astype(np.float64)) / R)
         return self._memo
 
     def axis_mean(self, a: int) -> np.ndarray:
@@ -453,7 +454,7 @@ def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, _Predict
             return _rank1(ref)
         v = st.right_vector()
         with np.errstate(all="ignore"):
-            return np.outer(part(rows) @ v, v)
+            return np.outer(np.einsum("ij,j->i", part(rows), v), v)
 
     def half(rows: Any) -> np.ndarray:
         if rows is None or not two_d:
@@ -466,7 +467,7 @@ def predictors_of(ref: np.ndarray, axis: int, atol: float) -> dict[str, _Predict
         w[0::2] = 2
         if R % 2:
             w[-1] = 1  # the last row is even and has no odd twin
-        return (w @ ref).astype(np.float64).reshape(1, -1) / R
+        return np.einsum("i,ij->j", w, ref).astype(np.float64).reshape(1, -1) / R
 
     def small_zeroed(rows: Any) -> np.ndarray:
         x = part(rows)
