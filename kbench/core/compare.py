@@ -116,12 +116,16 @@ def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None)
     with np.errstate(all="ignore"):
         if a == ref.ndim - 1 and ref.dtype == np.float32:  # rows along the last axis: BLAS dots, in float32
             rows = ref.reshape(-1, ref.shape[-1])
-            sq = (rows[:, None, :] @ rows[:, :, None]).reshape(rows.shape[0]).astype(np.float64)
-            if not float(np.abs(ref).min()) > 0:
-                sq /= np.maximum(np.count_nonzero(rows, axis=1), 1)
-            else:
-                sq /= rows.shape[1]
-            m = np.sqrt(sq).reshape(ref.shape[:-1] + (1,))
+            R, L = rows.shape
+            sq = np.empty(R, np.float32)
+            count = np.full(R, float(L))
+            step = max(1, BLOCK // max(L, 1))
+            for s in range(0, R, step):  # row blocks in cache: no full-size temporary (a fresh one page-faults)
+                bb = rows[s:s + step]
+                sq[s:s + step] = (bb[:, None, :] @ bb[:, :, None]).reshape(-1)
+                if not bb.all():  # zeros: the RMS of the nonzero values (NaN is nonzero to both tests)
+                    count[s:s + step] = np.maximum(np.count_nonzero(bb, axis=1), 1)
+            m = np.sqrt(sq.astype(np.float64) / count).reshape(ref.shape[:-1] + (1,))
         else:
             n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)
             m = np.sqrt(np.square(ref, dtype=np.float64).sum(axis=a, keepdims=True) / n)
