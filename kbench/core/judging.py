@@ -297,6 +297,41 @@ def _centred_errors(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float)
     return err, limit
 
 
+#: Elements per block of ``_centred_ok``'s scan (three float32 blocks stay in L2).
+_CENTRED_BLOCK = 1 << 16
+
+
+def _centred_ok(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> bool:
+    """Whether ``_centred_errors`` is within its limit everywhere: the same float32 arithmetic, element by
+    element, in blocks of whole leading-axis slices that stay in cache (two threads on large outputs), so a
+    passing output costs no full-size temporaries. Only a failure builds the full arrays, for its words."""
+    mu_o = out.mean(axis=cen.axis, keepdims=True, dtype=np.float64)
+    shift = (mu_o - cen.mean).astype(np.float32)
+    n0 = ref.shape[0]
+    step = max(1, _CENTRED_BLOCK // max(ref.size // max(n0, 1), 1))
+
+    def part(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        return a if a.shape[0] == 1 else a[lo:hi]
+
+    def scan(bounds: tuple[int, int]) -> bool:
+        r0, r1 = bounds
+        with np.errstate(all="ignore"):
+            for lo in range(r0, r1, step):
+                hi = min(r1, lo + step)
+                err = np.subtract(out[lo:hi], ref[lo:hi], dtype=np.float32)
+                err -= part(shift, lo, hi)
+                np.abs(err, out=err)
+                limit = np.subtract(ref[lo:hi], part(cen.mean, lo, hi))
+                np.abs(limit, out=limit)
+                limit *= np.float32(rtol)
+                limit += part(cen.tol, lo, hi)
+                if not bool((err <= limit).all()):
+                    return False
+        return True
+
+    return all(parallel.map_(scan, parallel.split(n0, max(step, (1 << 18) // max(ref.size // max(n0, 1), 1)))))
+
+
 def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
                    exact64: np.ndarray | None = None, noise: np.ndarray | None = None,
                    words: bool = True) -> Check:
@@ -304,6 +339,8 @@ def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
     the float64 answer (with the reference's rounding as slack) when ``exact64`` is given."""
     with np.errstate(all="ignore"):
         if exact64 is None:
+            if ref.ndim and _centred_ok(out, ref, cen, rtol):
+                return Check(cen.name, True, "")
             err, limit = _centred_errors(out, ref, cen, rtol)
         else:
             mu_b = exact64.mean(axis=cen.axis, keepdims=True)
