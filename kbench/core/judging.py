@@ -262,6 +262,46 @@ def _centred_axes(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: flo
 DECIDE_ROWS = 64
 
 
+#: Elements per row block of ``_mean_and_square_dev`` (in L2 with its scratch).
+_STATS_BLOCK = 1 << 16
+
+
+def _mean_and_square_dev(ref: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the mean along axis ``a`` rounded to float32, the mean square deviation from it in float64), keepdims,
+    sums in float64. A 2-d output in row blocks that stay in cache (a fresh full-size deviation array costs
+    its page faults again on every timed output); other shapes whole."""
+    if ref.ndim != 2 or ref.size <= _STATS_BLOCK:
+        mu32 = ref.mean(axis=a, keepdims=True, dtype=np.float64).astype(np.float32)
+        dev = ref - mu32
+        np.square(dev, out=dev)
+        return mu32, dev.mean(axis=a, keepdims=True, dtype=np.float64)
+    R, L = ref.shape
+    step = max(1, _STATS_BLOCK // max(L, 1))
+    blocks = [slice(s, min(R, s + step)) for s in range(0, R, step)]
+    scratch = np.empty((min(step, R), L), np.float32)
+    if a == 1:  # per row: each block's rows are whole, so their sums are the same as over the whole array
+        mu32 = np.empty((R, 1), np.float32)
+        ms = np.empty((R, 1), np.float64)
+        for b in blocks:
+            mu32[b] = ref[b].mean(axis=1, keepdims=True, dtype=np.float64)
+            d = scratch[: b.stop - b.start]
+            np.subtract(ref[b], mu32[b], out=d)
+            np.square(d, out=d)
+            ms[b] = d.mean(axis=1, keepdims=True, dtype=np.float64)
+        return mu32, ms
+    acc = np.zeros((1, L), np.float64)
+    for b in blocks:
+        acc += ref[b].sum(axis=0, keepdims=True, dtype=np.float64)
+    mu32 = (acc / R).astype(np.float32)
+    acc[...] = 0
+    for b in blocks:
+        d = scratch[: b.stop - b.start]
+        np.subtract(ref[b], mu32, out=d)
+        np.square(d, out=d)
+        acc += d.sum(axis=0, keepdims=True, dtype=np.float64)
+    return mu32, acc / R
+
+
 def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> tuple[Centred, ...]:
     """Centred checks along every axis where the constant part hides the signal (``_centred_axes``, decided
     on DECIDE_ROWS rows of a large 2-d output); each check's mean and deviation RMS exact, over all rows."""
@@ -272,13 +312,15 @@ def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rto
             tol = np.asarray(tol)[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
     out = []
     with np.errstate(all="ignore"):
-        for a in _centred_axes(sample, tol, axis, rtol):
-            mu32 = ref.mean(axis=a, keepdims=True, dtype=np.float64).astype(np.float32)
-            dev = ref - mu32
-            np.square(dev, out=dev)
-            rms = np.sqrt(dev.mean(axis=a, keepdims=True, dtype=np.float64)).astype(np.float32)
+        axes = _centred_axes(sample, tol, axis, rtol)
+        if axes:
+            hi, lo = float(ref.max()), float(ref.min())  # max |ref| without a full-size |ref|
+            top = math.nan if math.isnan(hi) or math.isnan(lo) else max(abs(hi), abs(lo))
+            floor = np.float32(1e-8 * max(top, 1e-30))
+        for a in axes:
+            mu32, ms = _mean_and_square_dev(ref, a)
+            rms = np.sqrt(ms).astype(np.float32)
             centred_tol = np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu32) + rms))
-            floor = np.float32(1e-8 * max(float(np.abs(ref).max(initial=0.0)), 1e-30))
             out.append(Centred(a, mu32, np.maximum(centred_tol, floor).astype(np.float32)))
     return tuple(out)
 
