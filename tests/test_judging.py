@@ -175,3 +175,44 @@ def test_the_step_log_says_what_each_trial_rules_out(grader):
     assert len(lines) == len(DISTS)
     assert all("passed" in m and "rules out zeros" in m for m in lines), lines
     assert any("centred along axis" in m for m in lines)  # the offset trial
+
+
+def test_a_predictor_right_on_the_sampled_rows_is_still_scored_on_every_row():
+    """A large output's predictors are built and scored on a sample of rows first; one that passes the sample is
+    scored on every row (in blocks), so a difference outside the sample still rules it out."""
+    ref = np.random.default_rng(8).standard_normal((1024, 512)).astype(np.float32)
+    scorer = judging._Scorer(ref, row_atol(ref, 1e-2, 1e-2), 1e-2, ())
+    assert scorer.rows is not None and len(scorer.rows) < ref.shape[0]
+    outside = int(np.setdiff1d(np.arange(ref.shape[0]), scorer.rows)[0])
+
+    def off_outside(rows: object) -> np.ndarray:
+        idx = np.arange(ref.shape[0]) if rows is None else np.arange(ref.shape[0])[rows]
+        p = ref[idx].copy()
+        p[idx == outside] += 1.0
+        return p
+
+    res = scorer.failures({"exact": judging._Predictor(lambda rows: ref.copy() if rows is None else ref[rows]),
+                           "off outside the sample": judging._Predictor(off_outside)})
+    assert res == {"exact": ((), True), "off outside the sample": (("close",), False)}
+
+
+def test_centred_check_in_blocks_agrees_with_the_whole_array():
+    rng = np.random.default_rng(9)
+    ref = (1000 + rng.standard_normal((512, 1024))).astype(np.float32)
+    centred = judging._centred_candidates(ref, row_atol(ref, 1e-2, 1e-2), 1, 1e-2)
+    assert centred  # the constant part dominates
+    for cen in centred:
+        assert judging._centred_check(ref + np.float32(0.25), ref, cen, 1e-2).ok  # only the constant part moved
+        bad = ref.copy()
+        bad[300, 700] += 3 * float(cen.tol.max())
+        err, limit = judging._centred_errors(bad, ref, cen, 1e-2)
+        c = judging._centred_check(bad, ref, cen, 1e-2)
+        assert not bool((err <= limit).all()) and c.ok is False and "at [300, 700], 1 of" in c.detail
+
+
+def test_row_tolerance_takes_a_sparse_rows_scale_from_its_nonzero_values_in_any_block():
+    ref = (np.random.default_rng(10).standard_normal((512, 1024)) * 0.05).astype(np.float32)  # small rows
+    ref[400, ::2] = 0  # one half-sparse row, in a later row block than the first
+    tol = row_atol(ref, 1e-2, 1e-2)[:, 0]
+    rms = np.sqrt(np.square(ref.astype(np.float64)).sum(axis=1) / np.count_nonzero(ref, axis=1))
+    assert np.allclose(tol, np.clip(4 * 1e-2 * rms, 1e-8, 1e-2), rtol=1e-5)
