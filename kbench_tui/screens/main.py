@@ -19,7 +19,7 @@ from kbench.core.tasks import TASK, TASKS
 from kbench.core.tasks import active as active_tasks
 
 from .. import paths
-from ..model import MODE_NAMES, Model, cid, mode_for
+from ..model import MODE_NAMES, Model, Scores, cid, mode_for
 from ..runner import Job, Scheduler
 from ..widgets.candidate_tree import CandidateTree
 from ..widgets.eval_log import EvalLog, summary
@@ -103,6 +103,7 @@ class MainScreen(EvaluationMixin, Screen):
         self._general: list[Text] = []  # notes about no one candidate (shown on task nodes)
         self._log_key: str | None = None  # whose history the log shows
         self._disk_seen: dict[str, int | None] = {}  # candidate id -> file mtime last read
+        self._scores_shown: Scores | None = None  # what the fast_p table and curve show
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -244,8 +245,10 @@ class MainScreen(EvaluationMixin, Screen):
         """Everything derived from the model: badges, verdicts, fast_p, status, the matrix if open."""
         self.query_one(CandidateTree).refresh_badges(self.model)
         scores = self.model.scores()
-        self.query_one(FastPTable).show(scores)
-        self.query_one(FastPCurve).show({m: (lambda ps, m=m: scores.curve(m, ps)) for m in MODE_NAMES})
+        if scores != self._scores_shown:  # a switch that changes no score redraws neither pane
+            self._scores_shown = scores
+            self.query_one(FastPTable).show(scores)
+            self.query_one(FastPCurve).show({m: (lambda ps, m=m: scores.curve(m, ps)) for m in MODE_NAMES})
         self.refresh_verdicts()
         self.refresh_status()
         self.post_model_changed()

@@ -38,6 +38,7 @@ class CandidateTree(Tree[NodeData]):
         self.show_root = False
         self.guide_depth = 2
         self._cand_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._labels: dict[str, Text] = {}  # per candidate id: the label shown (only a changed one is redrawn)
         self._model: Model | None = None
 
     def on_mount(self) -> None:
@@ -86,25 +87,33 @@ class CandidateTree(Tree[NodeData]):
         keep = select or (self.cursor_node.data if self.cursor_node is not None else None)
         self.clear()
         self._cand_nodes.clear()
+        self._labels.clear()
         levels: dict[int, TreeNode[NodeData]] = {}
         for task in sorted(shown_tasks(), key=lambda t: t.level):  # by level; in each, the nine first
             if task.level not in levels:
                 levels[task.level] = self.root.add(f"Level {task.level}", ("level", str(task.level)), expand=True)
             tnode = levels[task.level].add(task_label(task), ("task", task.name), expand=True)
             for c in model.for_task(task.name):
-                self._cand_nodes[cid(c)] = tnode.add_leaf(self._label(model, c, *self._layout(model)), ("cand", cid(c)))
+                label = self._labels[cid(c)] = self._label(model, c, *self._layout(model))
+                self._cand_nodes[cid(c)] = tnode.add_leaf(label, ("cand", cid(c)))
         if keep is not None:
             self.call_after_refresh(self.select_data, keep)
 
     def refresh_badges(self, model: Model | None) -> None:
+        """Relabel the candidates whose badge (or width, or theme) changed; an unchanged line is not redrawn."""
         if model is None:
             return
         width, narrow = self._layout(model)
         for task in shown_tasks():
             for c in model.for_task(task.name):
-                node = self._cand_nodes.get(cid(c))
-                if node is not None:
-                    node.set_label(self._label(model, c, width, narrow))
+                key = cid(c)
+                node = self._cand_nodes.get(key)
+                if node is None:
+                    continue
+                label = self._label(model, c, width, narrow)
+                if label != self._labels.get(key):
+                    self._labels[key] = label
+                    node.set_label(label)
 
     def select_data(self, data: NodeData) -> None:
         for node in self._walk(self.root):
