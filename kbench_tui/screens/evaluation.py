@@ -17,6 +17,7 @@ from kbench.core.results import Result
 from kbench.core.status import failure_text
 from kbench.sandbox.confine import missing_layers
 
+from ..heap import freeze_long_lived
 from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
 from ..model import Model, cid
 from ..runner import Job, Run, Scheduler
@@ -146,6 +147,7 @@ class EvaluationMixin:
         self.pump()
         if was_batch and self.scheduler.batch_total == 0 and not self.scheduler.busy:
             self.log_general([log.note("background evaluation finished", "text-accent")])
+            freeze_long_lived()  # the batch's results are long-lived now: out of the collector's full passes
         self.refresh_views()  # type: ignore[attr-defined]
 
     def _report(self, run: Run, result: Result) -> None:
