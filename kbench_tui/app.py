@@ -15,6 +15,7 @@ from kbench.core.library import active as library_active
 from . import paths, settings
 from . import tasks as task_files
 from .folders import scan
+from .heap import freeze_long_lived, thaw
 from .model import Model
 from .screens.evaluation import EvaluateFn
 from .screens.main import MainScreen
@@ -99,6 +100,7 @@ class KbenchApp(App[None]):
             from .screens.models import open_models
 
             open_models(self)
+        self.call_after_refresh(freeze_long_lived)
         for w in self._warnings[:20]:  # a folder of hostile names: a few toasts, not a screenful
             notify(self, w, severity="warning", timeout=10)
         if len(self._warnings) > 20:
@@ -171,6 +173,7 @@ class KbenchApp(App[None]):
         self.exit()
 
     def on_unmount(self) -> None:
+        thaw()
         if self.store is not None:
             self.store.close()
 

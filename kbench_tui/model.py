@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 from kbench.batch import matrix as defence_views
 from kbench.core import defences as catalogue
@@ -25,6 +25,8 @@ from kbench.core.tasks import active as active_tasks
 #: subset of distributions can be read off one evaluation (``Result.restricted``).
 EXPLORER_HARDENED: Mode = dataclasses.replace(HARDENED, time_wrong=True).with_dists(ALL_DISTS)
 MODE_NAMES = ("naive", "hardened")
+_T = TypeVar("_T")
+_UNSET = object()
 
 
 def hardened_for(dists: Iterable[str]) -> Mode:
@@ -71,6 +73,10 @@ class Model:
         #: Defences switched off (hardened mode): its verdicts are hardened-without-these, derived from the one
         #: hardened run where the record allows, else from a run of its own (``defence_run``).
         self.off: frozenset[str] = frozenset()
+        #: Views derived from a candidate's results (restricted to a distribution set, without some defences),
+        #: per (digest, task), keyed by what they depend on besides the results: a switch flipped back and forth
+        #: derives each view once. A recorded result drops its candidate's entries (``record``).
+        self._views: dict[tuple[str, str], dict[Hashable, object]] = {}
         self._sort()
 
     # -- candidates -------------------------------------------------------------------------------
@@ -97,6 +103,15 @@ class Model:
 
     def record(self, digest: str, task: str, result: Result, stored_at: datetime | None = None) -> None:
         self._known.setdefault((digest, task), {})[(result.mode, tuple(result.dists))] = Known(result, stored_at)
+        self._views.pop((digest, task), None)
+
+    def _memo(self, c: Candidate, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()`` once per candidate's results and ``key`` (what the view depends on besides them)."""
+        views = self._views.setdefault((c.digest, c.task), {})
+        value = views.get(key, _UNSET)
+        if value is _UNSET:
+            value = views[key] = compute()
+        return value  # type: ignore[return-value]
 
     def known(self, c: Candidate, mode: str, dists: tuple[str, ...] | None = None) -> Known | None:
         """The known result for this exact key (naive: its own distribution set)."""
@@ -118,10 +133,13 @@ class Model:
     def defence_view(self, c: Candidate, off: Iterable[str]) -> Known | None:
         """Hardened-without-``off`` on the enabled distributions: derived from the hardened run, or from the
         run without the defences that change the run (None: that run has not landed yet)."""
+        off = frozenset(off)
+        return self._memo(c, ("defence_view", self.enabled, off), lambda: self._defence_view(c, off))
+
+    def _defence_view(self, c: Candidate, off: frozenset[str]) -> Known | None:
         base = self.hardened_verdict(c, self.enabled)
         if base is None:
             return None
-        off = frozenset(off)
         need = defence_views.run_needed(base.result, off)
         if need:
             ran = self._variant(c, need)
@@ -147,8 +165,13 @@ class Model:
 
     def defence_run(self, c: Candidate) -> Mode | None:
         """The run the current defence toggles still need for ``c`` (None: known, or no hardened run yet)."""
+        if not self.off:
+            return None
+        return self._memo(c, ("defence_run", self.enabled, self.off), lambda: self._defence_run(c))
+
+    def _defence_run(self, c: Candidate) -> Mode | None:
         base = self.hardened_verdict(c, self.enabled)
-        if not self.off or base is None or self.verdict(c, "hardened") is not None:
+        if base is None or self.verdict(c, "hardened") is not None:
             return None
         need = defence_views.run_needed(base.result, self.off)
         for names in ([need] if need else []) + [self.off]:
@@ -175,6 +198,11 @@ class Model:
         self.off = frozenset()  # naive's "every defence off" is its procedure; ``m`` back is the full hardened
 
     def hardened_verdict(self, c: Candidate, dists: tuple[str, ...]) -> Known | None:
+        """Hardened on exactly ``dists``: the run on them, or read off a wider run (None: neither tells)."""
+        dists = tuple(dists)
+        return self._memo(c, ("hardened", dists), lambda: self._hardened_verdict(c, dists))
+
+    def _hardened_verdict(self, c: Candidate, dists: tuple[str, ...]) -> Known | None:
         rs = self._known.get((c.digest, c.task), {})
         exact = rs.get(("hardened", dists))
         if exact is not None:
@@ -188,6 +216,9 @@ class Model:
 
     def full(self, c: Candidate) -> Result | None:
         """The widest hardened result (for the matrix and for per-distribution detail)."""
+        return self._memo(c, "full", lambda: self._full(c))
+
+    def _full(self, c: Candidate) -> Result | None:
         rs = self._known.get((c.digest, c.task), {})
         wider = sorted(((ds, k) for (m, ds), k in rs.items() if m == "hardened"), key=lambda x: -len(x[0]))
         return wider[0][1].result if wider else None

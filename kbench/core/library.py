@@ -9,6 +9,7 @@ intent ("(no docstring)" when none can be read).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import io
@@ -47,7 +48,7 @@ class Candidate:
     def key(self) -> str:
         return f"{self.task}/{self.name}"
 
-    @property
+    @functools.cached_property  # hashed once: the explorer looks results up by it for every view it draws
     def digest(self) -> str:
         """Content hash: stored results are keyed on it, so an edited file is evaluated afresh."""
         return hashlib.sha256(self.src.encode("utf-8", "surrogateescape")).hexdigest()[:16]

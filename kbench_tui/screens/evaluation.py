@@ -1,14 +1,16 @@
-"""The main screen's evaluation side: start thread workers for scheduled runs, take their messages.
+"""Evaluation state in one controller object: the scheduler, the thread workers it starts, the results they bring
+back. The screen owns one (``MainScreen.evaluations``) and hands it the messages the threads post; the controller
+draws nothing itself but through the ``EvaluationView`` the screen implements (log lines, redraws, the editor).
 
-A mixin so ``main.py`` stays about layout and keys. Threads only call the engine and the store and
-post messages; every widget update happens here, on the UI thread.
+Threads only call the engine and the store and post messages; every widget update happens on the UI thread.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from rich.text import Text
 from textual.content import Content
 
 from kbench.grading.pipeline import Cancelled
@@ -17,13 +19,17 @@ from kbench.core.results import Result
 from kbench.core.status import failure_text
 from kbench.sandbox.confine import missing_layers
 
-from ..messages import EvalFinished, EventBuffer, ModelChanged, StepEvents
-from ..model import Model, cid
+from ..heap import freeze_long_lived
+from ..messages import EvalFinished, EventBuffer, StepEvents
+from ..model import Model
 from ..runner import Job, Run, Scheduler
 from ..text import notify, part
 from ..widgets.eval_log import EvalLog, summary
 
 if TYPE_CHECKING:
+    from textual.message import Message
+    from textual.worker import Worker
+
     from kbench.store import Store
 
 EvaluateFn = Callable[..., Result]
@@ -31,14 +37,31 @@ EvaluateFn = Callable[..., Result]
 VARIANT_PREFIX = "hardened-without-"
 
 
-class EvaluationMixin:
-    """Needs ``model``, ``store``, ``evaluate_fn`` and ``scheduler`` attributes and ``refresh_views``."""
+class EvaluationView(Protocol):
+    """What the controller needs from the screen showing evaluations (``MainScreen``)."""
 
-    model: Model
-    store: "Store | None"
-    evaluate_fn: EvaluateFn
-    scheduler: Scheduler
-    _store_notice: str | None
+    log_widget: EvalLog
+
+    def log_to(self, cand: Candidate, lines: list[Text]) -> None: ...
+    def log_general(self, lines: list[Text]) -> None: ...
+    def log_shows(self, cand: Candidate) -> bool: ...
+    def editor_for(self, cand: Candidate) -> Any: ...
+    def refresh_views(self) -> None: ...
+    def refresh_status(self) -> None: ...
+    def refresh_verdicts(self) -> None: ...
+    def refresh_bindings(self) -> None: ...
+    def post_message(self, message: "Message") -> bool: ...
+    def run_worker(self, work: Callable[[], None], **kw: Any) -> "Worker[None]": ...
+
+
+class Evaluations:
+    """The explorer's evaluations: submit jobs, one evaluation thread at a time, results into the model (and the
+    store), what each run said into ``view``'s log."""
+
+    def __init__(self, view: EvaluationView, model: Model, store: "Store | None", evaluate_fn: EvaluateFn) -> None:
+        self.view, self.model, self.store, self.evaluate_fn = view, model, store, evaluate_fn
+        self.scheduler = Scheduler()
+        self._store_notice: str | None = None
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -52,9 +75,9 @@ class EvaluationMixin:
         run = self.scheduler.next(self._resolve)
         if run is not None:
             self._start(run)
-        self.refresh_status()  # type: ignore[attr-defined]
-        self.refresh_verdicts()  # type: ignore[attr-defined]
-        self.refresh_bindings()  # type: ignore[attr-defined]
+        self.view.refresh_status()
+        self.view.refresh_verdicts()
+        self.view.refresh_bindings()
 
     def _resolve(self, job: Job) -> Any:
         return self.model.missing(job.cand, job.mode_name)
@@ -63,11 +86,11 @@ class EvaluationMixin:
         c = run.job.cand
         buf = None
         if run.job.kind == "single":
-            buf = EventBuffer(self, run.id)
+            buf = EventBuffer(self.view, run.id)
             dists = ", ".join(run.mode.dists)
-            log = self.log_widget
-            self.log_to(c, [log.header(f"{c.task}/{c.name} · {run.mode.name} ({dists})")])
-        self.run_worker(  # type: ignore[attr-defined]
+            log = self.view.log_widget
+            self.view.log_to(c, [log.header(f"{c.task}/{c.name} · {run.mode.name} ({dists})")])
+        self.view.run_worker(
             partial(self._evaluate_thread, run, buf), thread=True, group="eval", exit_on_error=False,
             name=f"eval-{run.id}", description=f"evaluate {c.key} ({run.mode.name})")
 
@@ -77,34 +100,30 @@ class EvaluationMixin:
         try:
             result = self.evaluate_fn(c.task, c.src, run.mode, c.name, on_event=buf, cancel=run.cancel)
         except Cancelled:
-            self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
+            self.view.post_message(EvalFinished(run.id, None, cancelled=True))
             return
         except Exception as e:  # noqa: BLE001 - an engine bug must not kill the explorer
-            self.post_message(EvalFinished(run.id, None, error=failure_text(e)))  # type: ignore[attr-defined]
+            self.view.post_message(EvalFinished(run.id, None, error=failure_text(e)))
             return
         if run.by_user:  # finished before it noticed the cancel: still "cancelled", nothing kept
-            self.post_message(EvalFinished(run.id, None, cancelled=True))  # type: ignore[attr-defined]
+            self.view.post_message(EvalFinished(run.id, None, cancelled=True))
             return
         if self.store is not None:
             try:
                 self.store.put(c.digest, c.task, c.name, c.origin, result, mode=run.mode)
             except Exception:  # noqa: BLE001 - e.g. the app closed the database while quitting
                 pass
-        self.post_message(EvalFinished(run.id, result))  # type: ignore[attr-defined]
+        self.view.post_message(EvalFinished(run.id, result))
 
-    # -- results ----------------------------------------------------------------------------------
+    # -- results (the view hands over the threads' messages) ----------------------------------------
 
-    @property
-    def log_widget(self) -> EvalLog:
-        return self.query_one("#log", EvalLog)  # type: ignore[attr-defined]
-
-    def on_step_events(self, msg: StepEvents) -> None:
+    def step_events(self, msg: StepEvents) -> None:
         events = msg.buffer.drain()
         if not self.scheduler.is_current(msg.run_id):
             return  # a superseded run: its late events are dropped
         run = self.scheduler.current
         assert run is not None
-        log, mode = self.log_widget, run.mode
+        log, mode = self.view.log_widget, run.mode
         tol = f"{mode.atol:g} + {mode.rtol:g}·|ref|"
         label = None
         if mode.name == "hardened" and tuple(mode.dists) != self.model.enabled:
@@ -114,42 +133,44 @@ class EvaluationMixin:
         alloc_nan = "nan_alloc" in mode.defences and "alloc(" in run.job.cand.src
         # one verdict line per evaluation: the engine's verdict event is left out, the result's line
         # (``_report``, for the enabled distributions) says it
-        self.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events if e.step != "verdict"])
+        self.view.log_to(run.job.cand, [log.event_line(e, tol, alloc_nan, label) for e in events if e.step != "verdict"])
 
-    def on_eval_finished(self, msg: EvalFinished) -> None:
+    def finished(self, msg: EvalFinished) -> None:
         was_batch = self.scheduler.batch_total > 0
         run = self.scheduler.finished(msg.run_id)
-        log = self.log_widget
+        view = self.view
+        log = view.log_widget
         if run is not None:
             c = run.job.cand
-            editor = self.editor_for(c) if run.job.kind == "single" and not run.stale else None  # type: ignore[attr-defined]
+            editor = view.editor_for(c) if run.job.kind == "single" and not run.stale else None
             if msg.result is not None:
                 self.model.record(c.digest, c.task, msg.result)
                 self._report(run, msg.result)
                 if editor is not None:
-                    view = self.model.verdict(c, run.job.mode_name)
-                    editor.show_result(view.result if view is not None else msg.result)
+                    known = self.model.verdict(c, run.job.mode_name)
+                    editor.show_result(known.result if known is not None else msg.result)
                 if msg.result.mode == "hardened" and self.model.hardened_verdict(c, self.model.enabled) is None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the enabled set needs its own run
                 elif msg.result.mode.startswith("hardened") and self.model.defence_run(c) is not None:
                     self.scheduler.submit([Job(c, "hardened", "fill")])  # the defences switched off need one
             elif msg.error is not None:  # the grader raised (not a verdict): said in the log, the app lives on
-                self.log_to(c, [log.note(f"✗ {c.key}: no verdict, the grader failed: {msg.error}", "text-error")])
-                notify(self, f"{c.key}: {msg.error}", title="evaluation failed", severity="error")
+                view.log_to(c, [log.note(f"✗ {c.key}: no verdict, the grader failed: {msg.error}", "text-error")])
+                notify(view, f"{c.key}: {msg.error}", title="evaluation failed", severity="error")
                 if editor is not None:
                     editor.show_result(None, f"no verdict, the grader failed: {msg.error}")
             elif editor is not None:
                 editor.show_result(None, "cancelled")
             if msg.result is None and msg.cancelled and run.job.kind == "single":
-                self.log_to(c, [log.note(f"■ {c.key}: cancelled (worker stopped; nothing stored)", "text-warning")])
-        self._check_store_notice()
+                view.log_to(c, [log.note(f"■ {c.key}: cancelled (worker stopped; nothing stored)", "text-warning")])
+        self.check_store_notice()
         self.pump()
         if was_batch and self.scheduler.batch_total == 0 and not self.scheduler.busy:
-            self.log_general([log.note("background evaluation finished", "text-accent")])
-        self.refresh_views()  # type: ignore[attr-defined]
+            view.log_general([log.note("background evaluation finished", "text-accent")])
+            freeze_long_lived()  # the batch's results are long-lived now: out of the collector's full passes
+        view.refresh_views()
 
     def _report(self, run: Run, result: Result) -> None:
-        c, log = run.job.cand, self.log_widget
+        c, log = run.job.cand, self.view.log_widget
         if run.stale:
             return
         if result.mode.startswith(VARIANT_PREFIX):
@@ -158,16 +179,16 @@ class EvaluationMixin:
             without = result.mode.removeprefix(VARIANT_PREFIX).replace("+", ", ")
             line = log.result_line(f"landed: {c.key}, its own run without {without}: ", result)
             lines = [line] + ([log.note(f"under the switches now: {summary(view.result)}")] if view else [])
-            self.log_to(c, lines)
-            if self._log_key != cid(c):  # type: ignore[attr-defined]
-                self.log_general([line])
+            self.view.log_to(c, lines)
+            if not self.view.log_shows(c):
+                self.view.log_general([line])
             return
         if run.job.kind == "batch":
             done, total = self.scheduler.batch_done, self.scheduler.batch_total
-            self.log_to(c, [log.result_line(f"[{done}/{total}] {result.mode}: ", result)])
+            self.view.log_to(c, [log.result_line(f"[{done}/{total}] {result.mode}: ", result)])
             return
         if run.job.kind == "fill":
-            self.log_to(c, [log.result_line(f"on {', '.join(result.dists)}: ", result)])
+            self.view.log_to(c, [log.result_line(f"on {', '.join(result.dists)}: ", result)])
             return
         if result.mode == "hardened" and tuple(result.dists) != self.model.enabled:
             # one verdict line per evaluation: the enabled set's, in bold, first (an 80x24 log shows the
@@ -186,22 +207,23 @@ class EvaluationMixin:
         else:
             lines = [log.result_line(f"verdict, {result.mode}: ", result, bold=True)]
         lines.append(log.note(isolation_text(result), "text-muted" if full_isolation(result) else "text-warning"))
-        self.log_to(c, lines)
+        self.view.log_to(c, lines)
 
-    def _check_store_notice(self) -> None:
+    def check_store_notice(self) -> None:
+        """A new notice from the results database (e.g. it could not be written) shows once as a toast."""
         notice = self.store.notice if self.store is not None else None
         if notice and notice != self._store_notice:
             self._store_notice = notice
-            notify(self, notice, title="results database", severity="warning", timeout=12)
+            notify(self.view, notice, title="results database", severity="warning", timeout=12)
 
     def log_known(self, c: Candidate, mode: str) -> None:
         """``e`` on something already known: say so (with its date) instead of re-running."""
         k = self.model.verdict(c, mode)
         if k is None:
             return
-        log = self.log_widget
+        log = self.view.log_widget
         when = f" (stored {k.stored_at.astimezone():%Y-%m-%d %H:%M})" if k.stored_at else ""
-        self.log_to(c, [log.result_line(f"{mode}{when}: ", k.result, "   · r re-runs")])
+        self.view.log_to(c, [log.result_line(f"{mode}{when}: ", k.result, "   · r re-runs")])
 
     def activity(self) -> Content | None:
         s = self.scheduler
@@ -220,11 +242,6 @@ class EvaluationMixin:
             parts.append(f"· {rest} queued ")
         parts.append(("· esc cancels", "$text-muted"))
         return Content.assemble(*parts)
-
-    def post_model_changed(self) -> None:
-        screen = self.app.screen  # type: ignore[attr-defined]
-        if screen is not self:
-            screen.post_message(ModelChanged())
 
 
 def full_isolation(result: Result) -> bool:

@@ -11,16 +11,16 @@ from textual.containers import Horizontal, Vertical
 from rich.text import Text
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Footer, Static
 
 from kbench.core.distributions import ALL_DISTS, DIST_NOTES
 from kbench.core.library import Candidate
 from kbench.core.tasks import TASK, TASKS
-from kbench.core.tasks import active as active_tasks
 
 from .. import paths
-from ..model import MODE_NAMES, Model, cid, mode_for
+from ..model import MODE_NAMES, Model, Scores, cid, mode_for
 from ..runner import Job, Scheduler
+from ..widgets.eval_log import EvalLog
 from ..widgets.candidate_tree import CandidateTree
 from ..widgets.eval_log import EvalLog, summary
 from ..widgets.fastp_curve import FastPCurve
@@ -28,7 +28,8 @@ from ..widgets.fastp_table import FastPTable
 from ..widgets.source_view import SourceView
 from ..widgets.status_bar import StatusBar
 from ..text import notify, part, title
-from .evaluation import EvaluateFn, EvaluationMixin
+from ..messages import EvalFinished, ModelChanged, StepEvents
+from .evaluation import EvaluateFn, Evaluations
 from .help import defence_help
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ ABOUT = ("fast_p: share of a task's candidates that are correct and more than p�
          "✓ speedup  ✗ wrong  ⊘ rejected  ! error  · not evaluated")
 
 
-class MainScreen(EvaluationMixin, Screen):
+class MainScreen(Screen):
     # Responsive layout (app.tcss): below 110 columns the fast_p panel is hidden (s shows it over the
     # sources) and only the candidate's source is shown beside the tree; below 34 rows the log and the
     # sources split the height evenly.
@@ -95,14 +96,15 @@ class MainScreen(EvaluationMixin, Screen):
 
     def __init__(self, model: Model, store: "Store | None", evaluate_fn: EvaluateFn) -> None:
         super().__init__()
-        self.model, self.store, self.evaluate_fn = model, store, evaluate_fn
-        self.scheduler = Scheduler()
-        self._store_notice: str | None = None
+        self.model, self.store = model, store
+        #: evaluation state (scheduler, workers, results arriving): one controller, drawing through this screen
+        self.evaluations = Evaluations(self, model, store, evaluate_fn)
         self._selection_pending = False  # a source redraw is scheduled after the next refresh
         self._history: dict[str, list[Text]] = {}  # per candidate id: its log lines this session
         self._general: list[Text] = []  # notes about no one candidate (shown on task nodes)
         self._log_key: str | None = None  # whose history the log shows
         self._disk_seen: dict[str, int | None] = {}  # candidate id -> file mtime last read
+        self._scores_shown: Scores | None = None  # what the fast_p table and curve show
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -131,7 +133,7 @@ class MainScreen(EvaluationMixin, Screen):
         first = next(iter(self.model.candidates), None)
         tree.build(self.model, select=("cand", cid(first)) if first else None)
         tree.focus()
-        self._check_store_notice()
+        self.evaluations.check_store_notice()
         log = self.log_widget
         self._general.append(log.note("↑↓ browse · e evaluate · m naive/hardened · 1-7 distributions · z zoom · F1 help"))
         self.refresh_views()
@@ -141,24 +143,44 @@ class MainScreen(EvaluationMixin, Screen):
         self.check_disk()  # remember every file's time now; changes from here on are reloaded
         self.set_interval(DISK_POLL_S, self.check_disk)
 
+    # -- evaluations: the controller's, drawn here --------------------------------------------------
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return self.evaluations.scheduler
+
+    @property
+    def log_widget(self) -> EvalLog:
+        return self.query_one("#log", EvalLog)
+
+    def submit(self, jobs: list[Job]) -> int:
+        return self.evaluations.submit(jobs)
+
+    def on_step_events(self, msg: StepEvents) -> None:
+        self.evaluations.step_events(msg)
+
+    def on_eval_finished(self, msg: EvalFinished) -> None:
+        self.evaluations.finished(msg)
+
+    def log_shows(self, cand: Candidate) -> bool:
+        """Whether the log shows ``cand``'s history now."""
+        return self._log_key == cid(cand)
+
+    def post_model_changed(self) -> None:
+        """Tell a secondary screen on top (the matrix) to redraw."""
+        screen = self.app.screen
+        if screen is not self:
+            screen.post_message(ModelChanged())
+
     # -- selection --------------------------------------------------------------------------------
 
     def selected(self) -> tuple[str | None, Candidate | None]:
         """(task name, candidate) under the tree cursor."""
-        node = self.query_one(CandidateTree).cursor_node
-        if node is None or node.data is None:
-            return TASKS[0].name, None
-        kind, value = node.data
-        if kind == "cand":
-            c = self.model.get(value)
-            return (c.task if c else None), c
-        if kind == "task":
-            return value, None
-        return next(t.name for t in active_tasks() if str(t.level) == value), None
+        return self.query_one(CandidateTree).selection()
 
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def on_candidate_tree_selected(self, _: CandidateTree.Selected) -> None:
         # Redrawing both source panes takes tens of ms: let the moved cursor reach the screen first, and
-        # fold a burst of key repeats into one redraw.
+        # fold a burst of key repeats into one redraw (of the selection current by then).
         if not self._selection_pending:
             self._selection_pending = True
             self.call_after_refresh(self._show_pending_selection)
@@ -205,7 +227,7 @@ class MainScreen(EvaluationMixin, Screen):
     # -- drawing ----------------------------------------------------------------------------------
 
     def refresh_status(self) -> None:
-        self.query_one(StatusBar).show(self.model.mode, self.model.enabled, self.activity(), off=self.model.off)
+        self.query_one(StatusBar).show(self.model.mode, self.model.enabled, self.evaluations.activity(), off=self.model.off)
 
     def refresh_verdicts(self) -> None:
         _, c = self.selected()
@@ -244,8 +266,10 @@ class MainScreen(EvaluationMixin, Screen):
         """Everything derived from the model: badges, verdicts, fast_p, status, the matrix if open."""
         self.query_one(CandidateTree).refresh_badges(self.model)
         scores = self.model.scores()
-        self.query_one(FastPTable).show(scores)
-        self.query_one(FastPCurve).show({m: (lambda ps, m=m: scores.curve(m, ps)) for m in MODE_NAMES})
+        if scores != self._scores_shown:  # a switch that changes no score redraws neither pane
+            self._scores_shown = scores
+            self.query_one(FastPTable).show(scores)
+            self.query_one(FastPCurve).show({m: (lambda ps, m=m: scores.curve(m, ps)) for m in MODE_NAMES})
         self.refresh_verdicts()
         self.refresh_status()
         self.post_model_changed()
@@ -274,7 +298,7 @@ class MainScreen(EvaluationMixin, Screen):
             return
         mode = self.model.missing(c, self.model.mode)
         if mode is None:
-            self.log_known(c, self.model.mode)
+            self.evaluations.log_known(c, self.model.mode)
             return
         self.submit([Job(c, self.model.mode, "single", mode)])
 
@@ -291,7 +315,7 @@ class MainScreen(EvaluationMixin, Screen):
         for name in MODE_NAMES:
             mode = self.model.missing(c, name)
             if mode is None:
-                self.log_known(c, name)
+                self.evaluations.log_known(c, name)
             else:
                 jobs.append(Job(c, name, "single", mode))
         self.submit(jobs)

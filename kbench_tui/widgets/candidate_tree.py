@@ -7,10 +7,14 @@ from __future__ import annotations
 from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from kbench.core.library import Candidate
 from kbench.core.status import badge_text, look, short_badge
+from kbench.core.tasks import TASKS
+from kbench.core.tasks import active as active_tasks
 from kbench.core.text import one_line
 
 from ..model import Model, cid
@@ -25,7 +29,17 @@ NARROW_BADGE = 8  # "⊘ reject" (kbench.core.status.short_badge)
 
 
 class CandidateTree(Tree[NodeData]):
-    """Arrow keys browse; the screen listens to ``NodeHighlighted``."""
+    """Arrow keys browse; the tree says what is under its cursor with a typed ``Selected`` message (the panes
+    never read a node's data)."""
+
+    class Selected(Message):
+        """The cursor is on a new node: ``task`` (a level node: its first task) and ``candidate`` (None on a task
+        or a level node)."""
+
+        def __init__(self, task: str | None, candidate: Candidate | None) -> None:
+            super().__init__()
+            self.task = task
+            self.candidate = candidate
 
     BINDINGS = [
         Binding("down", "cursor_down", "Browse", key_display="↑↓", id="kbench.tree.down",
@@ -38,6 +52,7 @@ class CandidateTree(Tree[NodeData]):
         self.show_root = False
         self.guide_depth = 2
         self._cand_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._labels: dict[str, Text] = {}  # per candidate id: the label shown (only a changed one is redrawn)
         self._model: Model | None = None
 
     def on_mount(self) -> None:
@@ -86,25 +101,55 @@ class CandidateTree(Tree[NodeData]):
         keep = select or (self.cursor_node.data if self.cursor_node is not None else None)
         self.clear()
         self._cand_nodes.clear()
+        self._labels.clear()
         levels: dict[int, TreeNode[NodeData]] = {}
         for task in sorted(shown_tasks(), key=lambda t: t.level):  # by level; in each, the nine first
             if task.level not in levels:
                 levels[task.level] = self.root.add(f"Level {task.level}", ("level", str(task.level)), expand=True)
             tnode = levels[task.level].add(task_label(task), ("task", task.name), expand=True)
             for c in model.for_task(task.name):
-                self._cand_nodes[cid(c)] = tnode.add_leaf(self._label(model, c, *self._layout(model)), ("cand", cid(c)))
+                label = self._labels[cid(c)] = self._label(model, c, *self._layout(model))
+                self._cand_nodes[cid(c)] = tnode.add_leaf(label, ("cand", cid(c)))
         if keep is not None:
             self.call_after_refresh(self.select_data, keep)
 
     def refresh_badges(self, model: Model | None) -> None:
+        """Relabel the candidates whose badge (or width, or theme) changed; an unchanged line is not redrawn."""
         if model is None:
             return
         width, narrow = self._layout(model)
         for task in shown_tasks():
             for c in model.for_task(task.name):
-                node = self._cand_nodes.get(cid(c))
-                if node is not None:
-                    node.set_label(self._label(model, c, width, narrow))
+                key = cid(c)
+                node = self._cand_nodes.get(key)
+                if node is None:
+                    continue
+                label = self._label(model, c, width, narrow)
+                if label != self._labels.get(key):
+                    self._labels[key] = label
+                    node.set_label(label)
+
+    def selection(self) -> tuple[str | None, Candidate | None]:
+        """(task, candidate) under the cursor: a task node gives its task, a level node its first task."""
+        node = self.cursor_node
+        if node is None or node.data is None or self._model is None:
+            return TASKS[0].name, None
+        kind, value = node.data
+        if kind == "cand":
+            c = self._model.get(value)
+            return (c.task if c else None), c
+        if kind == "task":
+            return value, None
+        return next(t.name for t in active_tasks() if str(t.level) == value), None
+
+    def watch_cursor_line(self, previous_line: int, line: int) -> None:
+        # posted where Tree posts NodeHighlighted (not from its handler): the panes follow the cursor as soon
+        # as they did when they read the node themselves
+        before = self._get_node(previous_line)
+        super().watch_cursor_line(previous_line, line)
+        node = self.cursor_node
+        if previous_line != line and node is not None and node != before:
+            self.post_message(self.Selected(*self.selection()))
 
     def select_data(self, data: NodeData) -> None:
         for node in self._walk(self.root):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.content import Content
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import RichLog
 
 from kbench.core.results import Event, Result
@@ -52,6 +54,16 @@ def restyle(texts: list[Text], old: dict[str, str], new: dict[str, str]) -> None
 
 
 class EvalLog(RichLog):
+    #: A written line grows the virtual height. Textual lays the whole screen out for that (every scroll view's
+    #: scrollbar re-rendered: the tree's alone took ~8 ms), though only this pane's scrollbar changes: so it is
+    #: updated here, and a layout happens only when the scrollbar appears or goes (``show_vertical_scrollbar``
+    #: is a layout reactive of its own).
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def watch_virtual_size(self, size: Size) -> None:
+        self._scroll_update(size)
+        self.refresh()
+
     def __init__(self, **kw) -> None:  # type: ignore[no-untyped-def]
         super().__init__(max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, auto_scroll=False, **kw)
         self.following = True

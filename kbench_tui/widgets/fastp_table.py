@@ -19,7 +19,15 @@ class FastPTable(Static):
     evaluated: tuple[int, int, int] = (0, 0, 0)  # naive, hardened, total (for tests and the caption)
     counts: str = ""  # which candidates the scores count
 
+    _shown: Scores | None = None
+
     def show(self, s: Scores) -> None:
+        """Draw ``s``; the same scores again draw nothing. New numbers keep the table's shape (one row per p
+        and k, fixed columns): only a new caption can change its height, so only then is the screen laid out."""
+        if s == self._shown:
+            return
+        relayout = self._shown is None or (s.counts, s.n_total) != (self._shown.counts, self._shown.n_total)
+        self._shown = s
         t = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False, padding=(0, 1),
                   # a folder's path is in the caption: Text, never markup
                   caption=label(f"counts {s.counts} (c switches)") + Text(
@@ -33,7 +41,7 @@ class FastPTable(Static):
         t.add_section()
         for k, n, h in s.at_k:
             t.add_row(f"fast₁@{k}", _f(n), _f(h), "")
-        self.update(t)
+        self.update(t, layout=relayout)
         self.evaluated = (s.n_naive, s.n_hardened, s.n_total)
         self.counts = s.counts
         self.border_subtitle = title(f"counts {s.counts.split(',')[0]}")

@@ -134,8 +134,19 @@ class SourceView(Vertical):
         cta.border_subtitle = title(f"docstring: lines 1–{fold[0] + 1} (title above) · scroll up")
         cta.scroll_to(y=fold[1], animate=False, immediate=True)
 
+    _verdicts: Content | None = None
+
     def set_verdicts(self, content: Content) -> None:
-        self.query_one("#verdicts", Static).update(content)
+        """Show the verdict rows: unchanged rows are not redrawn, and rows as tall as the last ones do not lay
+        the screen out again (a defence switch rewrites them: a layout would re-render every pane)."""
+        if content == self._verdicts:
+            return
+        static = self.query_one("#verdicts", Static)
+        width = static.content_size.width
+        same_height = self._verdicts is not None and width > 0 and \
+            content.get_height(static.styles, width) == self._verdicts.get_height(static.styles, width)
+        self._verdicts = content
+        static.update(content, layout=not same_height)
 
     def watch_show_diff(self, show: bool) -> None:
         self.query_one("#sources").display = not show

@@ -19,6 +19,8 @@ class StatusBar(Horizontal):
     """
 
     _last: tuple[str, tuple[str, ...], Content | None, frozenset[str]] | None = None
+    _drawn_at = -1  # the width the shown text was laid out for
+    _right: Content | None = None  # the activity shown on the right
 
     def on_resize(self) -> None:
         if self._last is not None:
@@ -30,7 +32,10 @@ class StatusBar(Horizontal):
 
     def show(self, mode: str, enabled: tuple[str, ...], activity: Content | None,
              off: frozenset[str] = frozenset()) -> None:
-        self._last = (mode, enabled, activity, off)
+        shown = (mode, enabled, activity, off)
+        if shown == self._last and self.size.width == self._drawn_at:
+            return  # nothing changed: no redraw
+        self._last, self._drawn_at = shown, self.size.width
         hard = mode == "hardened"
         compact = 0 < self.size.width < 110  # an 80-column terminal: short names, no app title
         parts: list[tuple[str, str] | str | Content] = [] if compact else [(" kbench explorer ", "bold $text-accent"), "│"]
@@ -53,9 +58,11 @@ class StatusBar(Horizontal):
         parts.append("(g) ")
         if not hard:
             parts.append(("(toggles act on hardened; naive is KernelBench v0: 5 trials on normal)", "$text-muted"))
-        self.query_one("#status-left", Static).update(Content.assemble(*parts))
-        self.query_one("#status-right", Static).update(
-            activity if activity is not None else Content.assemble(("idle", "$text-muted")))
+        self.query_one("#status-left", Static).update(Content.assemble(*parts), layout=False)  # one line, 1fr wide
+        right = activity if activity is not None else Content.assemble(("idle", "$text-muted"))
+        if right != self._right:  # width auto: a new text lays the screen out, so only a changed one is set
+            self._right = right
+            self.query_one("#status-right", Static).update(right)
 
     def render_text(self) -> str:
         """Both halves as plain text (tests)."""

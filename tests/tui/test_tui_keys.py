@@ -336,3 +336,26 @@ async def test_ctrl_s_saves_everything_typed_before_it(tmp_path: Path) -> None:
         await idle(pilot)
         path = tmp_path / "data" / "candidates" / "L1_gelu" / "typed.py"
         assert path.read_text() == '"""Typed fast."""'
+
+
+async def test_the_tree_posts_a_typed_selection_the_panes_follow() -> None:
+    from kbench_tui.widgets.candidate_tree import CandidateTree
+
+    seen: list[CandidateTree.Selected] = []
+
+    def hook(message) -> None:  # type: ignore[no-untyped-def]
+        if isinstance(message, CandidateTree.Selected):
+            seen.append(message)
+
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        screen = app.main_screen
+        await pilot.press("down")
+        await pilot.pause()
+        last = seen[-1]
+        assert (last.task, last.candidate) == screen.selected()
+        assert last.candidate.key == "L1_diag_matmul/hack_cache_on_input"
+        assert "hack_cache_on_input" in str(screen.query_one("#log").border_title)  # the log follows it
+        await pilot.press("up", "up")
+        await pilot.pause()
+        assert (seen[-1].task, seen[-1].candidate) == ("L1_diag_matmul", None)  # a task node: no candidate

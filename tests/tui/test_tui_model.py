@@ -171,3 +171,26 @@ def test_trial_lines_name_the_tolerance_the_alloc_rule_and_no_alarming_degenerat
     assert "NaN-filled" not in trial_message("trial 2/7 FAIL  NaN at [0, 0]", tol, alloc_nan=False)
     deg = trial_message("trial 3/7 edge default pass  max abs err 0 (degenerate: scale-aware)", tol)
     assert "degenerate" not in deg and "judged relative to its scale" in deg
+
+
+def test_derived_views_follow_a_new_result_for_their_candidate() -> None:
+    """Views are derived once and kept (a switch flipped back and forth derives nothing again), but a result
+    recorded for a candidate replaces every view derived from its old one: distributions and defences alike."""
+    m = _model("L1_softmax/no_max", "L1_layernorm/no_eps")
+    no_max, no_eps = m.get("library:L1_softmax/no_max"), m.get("library:L1_layernorm/no_eps")
+    for c in (no_max, no_eps):
+        m.record(c.digest, c.task, fake_result(c.task, c.name, EXPLORER_HARDENED))
+    m.off = frozenset({"check_timed"})
+    assert m.verdict(no_max).result.status == "wrong" and m.verdict(no_eps).result.status == "correct"
+    m.off = frozenset()
+    assert m.verdict(no_max).result.status == "wrong"
+    # the same source graded again, correct this time (a fixed engine): every view of it follows
+    m.record(no_max.digest, no_max.task, fake_result(no_max.task, "graded_again", EXPLORER_HARDENED))
+    assert m.verdict(no_max).result.status == "correct"
+    m.off = frozenset({"check_timed"})
+    assert m.verdict(no_max).result.status == "correct"
+    m.toggle("lognormal")
+    assert m.verdict(no_max).result.status == "correct"
+    assert m.verdict(no_eps).result.status == "correct"  # the other candidate's views are untouched
+    m.toggle("edge")
+    assert m.verdict(no_eps).result.status == "wrong"  # FAILS_ON: no_eps fails on edge
