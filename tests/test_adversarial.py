@@ -246,12 +246,13 @@ def test_arena_snoop_cannot_pass_correctness_only_grading(fresh_grader):
 def test_gamble_on_sampled_checks_never_pays():
     """T5, repeated: one fooled evaluation in a few is a payoff for a policy sampled many times (fast_p@k).
     Every timed output is judged, so a gamble on half the calls escapes a 10-pair run with probability 2^-10:
-    five runs (fresh workers, fresh timing draws, one grader's trial references) are plenty, and cost half of
-    ten fresh graders on this task's 0.2 s reference."""
+    three runs (fresh workers, fresh timing draws, one grader's trial references) catch a change that lets the
+    gamble pay even one time in two (7/8), and ``test_every_timed_output_is_checked`` asserts the mechanism
+    itself without luck."""
     src = _src("t5_gamble_on_sampled_checks.py")
     g = Grader()
     try:
-        for i in range(5):
+        for i in range(3):
             r = kbench.evaluate("L1_diag_matmul", src, HARDENED, "t5", grader=g)
             assert not fooled(r), f"run {i + 1}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"
     finally:
