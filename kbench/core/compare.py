@@ -144,13 +144,15 @@ def _as_rows(ref: np.ndarray, a: int) -> tuple[int, int, bool]:
 # ---------------------------------------------------------------------------------------- the fast scan
 
 def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, atol: float,
-               tol_rows: np.ndarray | None, tol_cols: np.ndarray | None, scale_rows: bool) -> tuple[bool, float, float, float]:
-    """Rows r0:r1 of the 2-D views, in blocks: (every element within tolerance, max abs err, max rel err,
-    the smallest row tolerance used). NaN/inf anywhere: False (the exact path words it).
+               tol_rows: np.ndarray | None, tol_cols: np.ndarray | None, scale_rows: bool,
+               want_rel: bool = True) -> tuple[bool, float, float, float]:
+    """Rows r0:r1 of the 2-D views, in blocks: (every element within tolerance, max abs err, max rel err (0
+    unless ``want_rel``), the smallest row tolerance used). NaN/inf anywhere: False (the exact path words it).
 
-    Per block: |out - ref| and its max, |ref| (and its row means when the rows' scales are not given), the
-    relative error; the element-wise tolerance test itself runs only when the block's worst error exceeds
-    its smallest row tolerance (an honest output's errors sit far below it, so it rarely does)."""
+    Per block: |out - ref| and its max, the rows' scales when they are not given (BLAS dots; a zero in the
+    block from one counting pass), and the relative error when asked; |ref| and the element-wise tolerance
+    test run only when the block's worst error exceeds its smallest row tolerance (an honest output's
+    errors sit far below it, so it rarely does)."""
     L = a2.shape[1]
     step = max(1, BLOCK // max(L, 1))
     rows = min(step, r1 - r0)
@@ -162,17 +164,15 @@ def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, at
     with np.errstate(all="ignore"):
         for s in range(r0, r1, step):
             e = min(r1, s + step) - s
-            dd, mm = d[:e], m[:e]
-            np.subtract(a2[s:s + e], b2[s:s + e], out=dd)
+            dd, mm, bb = d[:e], m[:e], b2[s:s + e]
+            np.subtract(a2[s:s + e], bb, out=dd)
             np.abs(dd, out=dd)  # |out - ref|
             m_abs = float(dd.max())
             if not math.isfinite(m_abs):
                 return False, m_abs, m_abs, min_tol
-            np.abs(b2[s:s + e], out=mm)  # |ref|
             if scale_rows:  # the rows' own scales, from the block already in cache
-                bb = b2[s:s + e]
                 sq = (bb[:, None, :] @ bb[:, :, None]).reshape(e)  # row sums of squares (batched BLAS dots)
-                if float(mm.min()) > 0:  # no zeros (the usual case): the RMS over the row's length
+                if np.count_nonzero(bb) == bb.size:  # no zeros (the usual case): the RMS over the row's length
                     sq *= np.float32(1.0 / L)
                 else:  # the RMS of the nonzero values
                     sq /= np.maximum(np.count_nonzero(bb, axis=1), 1).astype(np.float32)
@@ -184,18 +184,33 @@ def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, at
             t_min = float(np.min(tol))
             min_tol = min(min_tol, t_min)
             max_abs = max(max_abs, m_abs)
-            if ok and m_abs > t_min * (1 - 1e-5):  # the full test: |out - ref| - rtol*|ref| <= tol
+            full_test = ok and m_abs > t_min * (1 - 1e-5)
+            if full_test or want_rel:
+                np.abs(bb, out=mm)  # |ref|
+            if full_test:  # the full test: |out - ref| - rtol*|ref| <= tol
                 v = np.multiply(mm, rtol)
                 np.subtract(dd, v, out=v)
                 ok = bool((v <= np.asarray(tol) * (1 - 1e-5)).all())
-            # relative error; x/0 is inf and 0/0 NaN, which fmax skips
-            max_rel = max(max_rel, float(np.fmax.reduce(np.divide(dd, mm, out=mm), axis=None)))
+            if want_rel:  # relative error; x/0 is inf and 0/0 NaN, which fmax skips
+                max_rel = max(max_rel, float(np.fmax.reduce(np.divide(dd, mm, out=mm), axis=None)))
     return ok, max_abs, max_rel, min_tol
 
 
+#: Elements per piece a thread takes at a time in the two-thread passes (``parallel.share``).
+PIECE = 1 << 18
+
+
+def _pieces(R: int, L: int) -> list[tuple[int, int]]:
+    """Rows [0, R) in pieces of about PIECE elements (one piece when the whole is under two)."""
+    per = max(1, PIECE // max(L, 1))
+    if parallel.THREADS < 2 or R < 2 * per:
+        return [(0, R)]
+    return [(r, min(R, r + per)) for r in range(0, R, per)]
+
+
 def _scan(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float, tol: np.ndarray | None,
-          axis: int) -> tuple[bool, float, float, float]:
-    """The whole output in row blocks, split over up to two threads (numpy releases the GIL)."""
+          axis: int, want_rel: bool = True) -> tuple[bool, float, float, float]:
+    """The whole output in row blocks, in pieces shared with a helper thread (numpy releases the GIL)."""
     R, L, rows_last = _as_rows(ref, axis)
     a2, b2 = out.reshape(R, L), ref.reshape(R, L)
     tol_rows = tol_cols = None
@@ -213,8 +228,9 @@ def _scan(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float, tol: np.nd
         else:  # rows along an inner axis of an n-d array: broadcast once (rare; no task does this)
             b = np.ascontiguousarray(np.broadcast_to(full, ref.shape))
             return _scan_full(out, ref, rtol, b)
-    parts = parallel.split(R, min_items=max(1, (1 << 18) // max(L, 1)))
-    res = parallel.map_(lambda p: _scan_rows(a2, b2, p[0], p[1], rtol, atol, tol_rows, tol_cols, scale_rows), parts)
+    parts = _pieces(R, L)
+    res = parallel.share(lambda p: _scan_rows(a2, b2, parts[p][0], parts[p][1], rtol, atol, tol_rows, tol_cols,
+                                              scale_rows, want_rel), len(parts))
     ok = all(r[0] for r in res)
     return ok, max(r[1] for r in res), max(r[2] for r in res), min(r[3] for r in res)
 
@@ -248,7 +264,7 @@ def _exact_failure(name: str, detail: str) -> Comparison:
 
 
 def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2, exact: bool = True,
-            axis: int | None = None, tol: np.ndarray | None = None) -> Comparison:
+            axis: int | None = None, tol: np.ndarray | None = None, want_rel: bool = True) -> Comparison:
     """Judge ``out`` against ``ref``.
 
     exact=True (hardened): exactly ``np.ndarray`` (a subclass or array-like could lie to a comparison),
@@ -256,7 +272,8 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     |out - ref| <= atol_row + rtol*|ref| everywhere, ``atol_row`` per row along ``axis`` (see the module
     docstring; ``tol`` passes it precomputed, keepdims, e.g. from a trial's cached facts). One blocked
     in-cache pass over both arrays (two threads on large outputs); the exact whole-array path runs only
-    when that pass fails, to word the message.
+    when that pass fails, to word the message. ``want_rel=False`` skips the relative error of a passing
+    output (``max_rel_err`` is then None): one division and one reduction pass fewer.
 
     exact=False (naive, KernelBench v0): shape equality, then ``np.allclose``.
     """
@@ -285,7 +302,9 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     a = row_axis(ref.shape, axis)
     if ref.size == 0:
         return Comparison(True, "max abs err 0", 0.0, 0.0, False, _passed_checks("max abs err 0"))
-    passed, max_abs, max_rel, min_tol = _scan(out, ref, rtol, atol, tol, a)
+    passed, max_abs, max_rel, min_tol = _scan(out, ref, rtol, atol, tol, a, want_rel)
+    if not want_rel:
+        max_rel = None  # type: ignore[assignment]
     degenerate = min_tol < atol * (1 - 1e-6)  # tolerances are float32
     if passed:
         msg = f"max abs err {max_abs:.2g}" + (" (degenerate: scale-aware)" if degenerate else "")
@@ -299,31 +318,44 @@ def _passed_checks(detail: str) -> tuple[Check, ...]:
 
 def _failure_scan(out: np.ndarray, ref: np.ndarray, rtol: float, tol: np.ndarray) -> tuple[int, int, float, float]:
     """(elements out of tolerance, flat index of the worst of them, max abs err, max rel err), in row blocks
-    (no full-size temporaries: a wrong output costs about what a right one does)."""
+    (no full-size temporaries: a wrong output costs about what a right one does), in pieces shared with a
+    helper thread; the pieces are combined in order, so the worst element is the first of the largest, as
+    one pass would find it."""
     R, L, _ = _as_rows(ref, ref.ndim - 1)
     a2, b2 = out.reshape(R, L), ref.reshape(R, L)
     full = np.broadcast_to(tol, ref.shape).reshape(R, L) if np.ndim(tol) else None
     step = max(1, BLOCK // max(L, 1))
+
+    def rows(r0: int, r1: int) -> tuple[int, int, float, float, float]:
+        n_over, best_i, best_v, max_abs, max_rel = 0, 0, -1.0, 0.0, 0.0
+        with np.errstate(all="ignore"):
+            for s in range(r0, r1, step):
+                e = min(r1, s + step) - s
+                d = np.abs(a2[s:s + e] - b2[s:s + e])
+                np.copyto(d, np.inf, where=np.isnan(d))
+                m = np.abs(b2[s:s + e])
+                lim = m * np.float32(rtol)
+                lim += full[s:s + e] if full is not None else np.float32(tol)
+                lim *= np.float32(1 - 1e-5)
+                over = d > lim
+                k = int(np.count_nonzero(over))
+                if k:
+                    n_over += k
+                    w = np.where(over, d, -1.0)
+                    j = int(np.argmax(w))
+                    if float(w.flat[j]) > best_v:
+                        best_v, best_i = float(w.flat[j]), s * L + j
+                max_abs = max(max_abs, float(d.max()))
+                max_rel = max(max_rel, float(np.fmax.reduce(np.divide(d, m, out=m), axis=None)))
+        return n_over, best_i, best_v, max_abs, max_rel
+
+    parts = _pieces(R, L)
     n_over, best_i, best_v, max_abs, max_rel = 0, 0, -1.0, 0.0, 0.0
-    with np.errstate(all="ignore"):
-        for s in range(0, R, step):
-            e = min(R, s + step) - s
-            d = np.abs(a2[s:s + e] - b2[s:s + e])
-            np.copyto(d, np.inf, where=np.isnan(d))
-            m = np.abs(b2[s:s + e])
-            lim = m * np.float32(rtol)
-            lim += full[s:s + e] if full is not None else np.float32(tol)
-            lim *= np.float32(1 - 1e-5)
-            over = d > lim
-            k = int(np.count_nonzero(over))
-            if k:
-                n_over += k
-                w = np.where(over, d, -1.0)
-                j = int(np.argmax(w))
-                if float(w.flat[j]) > best_v:
-                    best_v, best_i = float(w.flat[j]), s * L + j
-            max_abs = max(max_abs, float(d.max()))
-            max_rel = max(max_rel, float(np.fmax.reduce(np.divide(d, m, out=m), axis=None)))
+    for k, i, v, a, r in parallel.share(lambda p: rows(*parts[p]), len(parts)):
+        n_over += k
+        if k and v > best_v:
+            best_v, best_i = v, i
+        max_abs, max_rel = max(max_abs, a), max(max_rel, r)
     return n_over, best_i, max_abs, max_rel
 
 
@@ -359,8 +391,9 @@ def _judge_failure(out: np.ndarray, ref: np.ndarray, rtol: float, tol_of: "Calla
 def check_output(out: object, ref: np.ndarray, hardened: bool) -> tuple[bool, str]:
     """The lecture's interface: (ok, message) with atol = rtol = 1e-2, hardened = ``compare``'s exact
     checks and per-row closeness (the per-trial checks of ``kbench.core.judging`` need a task and a
-    trial; the grader adds them)."""
-    c = compare(out, np.asarray(ref), 1e-2, 1e-2, exact=hardened)
+    trial; the grader adds them). Only the verdict and its message are returned, so a passing output's
+    relative error is not computed."""
+    c = compare(out, np.asarray(ref), 1e-2, 1e-2, exact=hardened, want_rel=False)
     return c.ok, c.message
 
 
