@@ -13,9 +13,9 @@ on one thread, with the same distributions, exactly. How a draw is made:
 * one 64-bit draw from the caller's generator is the draw's key ``k``; the random bits are SplitMix64
   (Steele, Lea & Flood 2014; Java's SplittableRandom) on the counter: word ``i`` is
   ``mix(k + (i + 1) * 0x9E3779B97F4A7C15)`` with the murmur3-style finaliser (two 64-bit multiplies,
-  three xor-shifts), 32 bits per value, computed with numpy uint64 passes on blocks of 32 K values that
-  stay in L2 (0.9 ns per value against 1.1-1.5 ns for a bit generator's ``random_raw``, whose every word is
-  a function-pointer call);
+  three xor-shifts), 32 bits per value, computed with numpy uint64 passes on blocks of 128 K values (0.9 ns
+  per value against 1.1-1.5 ns for a bit generator's ``random_raw``, whose every word is a function-pointer
+  call);
 * each block becomes values with a few float32 in-cache passes:
   uniform  ``k * 2**-31`` for a signed 32-bit ``k``: U(-1, 1) on a 2**-31 grid (numpy's own uses 24 bits);
   normal   Box-Muller, ``sqrt(-2 ln u1) * (cos, sin)(2 pi u2)``, ``u1 = (m + 1/2) 2**-31`` from 31 bits
@@ -48,10 +48,11 @@ from kbench.core import parallel
 
 F32 = np.float32
 
-#: Values per block: the block's bits (128 KB), their scratch (128 KB) and the block itself stay in L2.
-BLOCK = 1 << 15
-#: Blocks per piece one thread takes at a time (a hand-off costs ~20-50 us; a piece ~0.3 ms of draws).
-PIECE_BLOCKS = 4
+#: Values per block (512 KB of float32, 512 KB of bits): ~20 ufunc calls a block, so their Python overhead stays
+#: near 0.2 ns per value (32 K blocks measured up to 2x slower on two threads right after a BLAS call).
+BLOCK = 1 << 17
+#: Blocks per piece one thread takes at a time (a hand-off costs ~20-50 us; a piece ~0.6 ms of draws).
+PIECE_BLOCKS = 2
 #: Arrays at least this large are shared with a helper thread (below it a hand-off costs more than it saves).
 PARALLEL_MIN = 2 * PIECE_BLOCKS * BLOCK
 FILL_THREADS = parallel.THREADS
