@@ -1,8 +1,21 @@
-"""Helper for wall_times.py (run as a subprocess): time each demo of the lecture script separately.
+"""Helper for wall_times.py (run as a subprocess): time each demo of the lecture script separately, and
+add up the kernel time the lecture ran (its floor).
 
 Imports the lecture script as a module (its ``if __name__ == "__main__"`` block does not run), calls
-its four demo functions in order with stdout discarded, and prints one JSON line of seconds. The
-lecture script must find its console helper (PYTHONPATH=tests/seed_support).
+its four demo functions in order with stdout discarded, and prints one JSON line: seconds per demo, and
+``floor``: the kernels' seconds by where they ran, and ``reference_outputs``: how many trial reference outputs
+the hardened evaluations asked for and how many were computed (the rest came from the grader's cache). The
+lecture script must find its console helper
+(PYTHONPATH=tests/seed_support).
+
+What counts as the lecture's kernels (instrumented here; nothing in kbench is changed):
+  * hardened: every candidate and reference call a worker reported (``Called.kernel_ns``, the worker's own
+    clock around the kernel): correctness trials, reference outputs (once per trial: the grader caches them),
+    warm-up and timed pairs; kbench's own calibration calls are left out;
+  * naive: the reference and candidate calls of each in-worker trial (``NaiveTrialDone.kernel_ns``) and the
+    in-worker timing loop (its samples plus its warm-up, ``NaiveTimes.warmup_ns``);
+  * demo 4 (in this process): every call of a candidate's ``forward`` and of ``Task.ref_fn()``'s forward.
+The floor adds kernel seconds up: two reference workers computing trial outputs side by side count twice.
 
     python benchmarks/_lecture_demos.py /work/shared/seed/01_kernelbench_harness.py
 """
@@ -16,6 +29,46 @@ if __name__ == "__main__":
     import json
     import os
     import time
+    from collections import defaultdict
+
+    from kbench.sandbox import protocol as P
+    from kbench.sandbox import server
+
+    floor: dict[str, float] = defaultdict(float)
+    run, call = server.Worker.run, server.Worker.call
+
+    def counted_run(self, req, *a, **kw):  # type: ignore[no-untyped-def]
+        k = run(self, req, *a, **kw)
+        if isinstance(k.reply, P.Called) and not (isinstance(req, P.Call) and req.fn == "calibrate"):
+            floor[f"hardened: {self.role} worker calls"] += k.reply.kernel_ns / 1e9
+        return k
+
+    def counted_call(self, req, *a, **kw):  # type: ignore[no-untyped-def]
+        reply = call(self, req, *a, **kw)
+        if isinstance(reply, P.NaiveTrialDone):
+            floor["naive: trials (reference + candidate, in the worker)"] += reply.kernel_ns / 1e9
+        elif isinstance(reply, P.NaiveTimes):
+            floor["naive: timing loops (samples + warm-up)"] += (sum(reply.ref) + sum(reply.cand)
+                                                                 + reply.warmup_ns / 1e9)
+        return reply
+
+    server.Worker.run, server.Worker.call = counted_run, counted_call
+
+    # the hardened grader's reference outputs: asked for by every evaluation, computed once per trial
+    from kbench.grading import truth
+
+    refs = {"asked": 0, "computed": 0}
+    references, compute = truth.Grader.references, truth.Grader._compute
+
+    def counted_references(self, task, plan, *a, **kw):  # type: ignore[no-untyped-def]
+        refs["asked"] += len(plan)
+        return references(self, task, plan, *a, **kw)
+
+    def counted_compute(self, task, missing, *a, **kw):  # type: ignore[no-untyped-def]
+        refs["computed"] += len(missing)
+        return compute(self, task, missing, *a, **kw)
+
+    truth.Grader.references, truth.Grader._compute = counted_references, counted_compute
 
     path = sys.argv[1]
     out: dict[str, float] = {}
@@ -25,6 +78,16 @@ if __name__ == "__main__":
     os.chdir(os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     out["import"] = time.perf_counter() - t
+
+    def clocked(fn, label):  # type: ignore[no-untyped-def]
+        def kernel(*a, **kw):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                floor[label] += time.perf_counter() - t0
+        return kernel
+
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink):
         t = time.perf_counter()
@@ -36,7 +99,21 @@ if __name__ == "__main__":
         t = time.perf_counter()
         mod.demo3_fast_p(res)
         out["demo3_fast_p"] = time.perf_counter() - t
-        t = time.perf_counter()
-        mod.demo4_tests()
-        out["demo4_tests"] = time.perf_counter() - t
-    print(json.dumps(out))
+        # demo 4 runs the kernels in this process: clock every forward it gets from kbench
+        from kbench.core.tasks import Task
+
+        load, ref_fn = mod.load_candidate, Task.ref_fn
+
+        def load_clocked(*a, **kw):  # type: ignore[no-untyped-def]
+            fwd, init, err = load(*a, **kw)
+            return (clocked(fwd, "demo 4: candidates' forward (in-process)") if fwd else fwd), init, err
+
+        mod.load_candidate = load_clocked
+        Task.ref_fn = lambda self: clocked(ref_fn(self), "demo 4: references' forward (in-process)")  # type: ignore
+        try:
+            t = time.perf_counter()
+            mod.demo4_tests()
+            out["demo4_tests"] = time.perf_counter() - t
+        finally:
+            mod.load_candidate, Task.ref_fn = load, ref_fn  # type: ignore[method-assign]
+    print(json.dumps({"demos": out, "floor": dict(floor), "reference_outputs": refs}))

@@ -43,23 +43,31 @@ def main() -> int:
 
     from kbench.core.tasks import Task
 
+    import numpy as np
+
     spent = {"make_inputs": 0.0, "make_params": 0.0, "check_output": 0.0}
     calls = dict.fromkeys(spent, 0)
+    values = dict.fromkeys(spent, 0)  # float32 values drawn (make_inputs) or compared (check_output)
 
-    def clocked(name, fn):
+    def clocked(name, fn, count=None):
         def run(*a, **kw):
             t = time.perf_counter()
+            r = None
             try:
-                return fn(*a, **kw)
+                r = fn(*a, **kw)
+                return r
             finally:
                 spent[name] += time.perf_counter() - t
                 calls[name] += 1
+                if count is not None:
+                    values[name] += count(a, r)
         return run
 
     orig_inputs, orig_params, orig_check = Task.make_inputs, Task.make_params, mod.check_output
-    Task.make_inputs = clocked("make_inputs", orig_inputs)  # type: ignore[method-assign]
+    Task.make_inputs = clocked("make_inputs", orig_inputs,  # type: ignore[method-assign]
+                               lambda a, r: sum(v.size for v in r.values()) if r else 0)
     Task.make_params = clocked("make_params", orig_params)  # type: ignore[method-assign]
-    mod.check_output = clocked("check_output", orig_check)
+    mod.check_output = clocked("check_output", orig_check, lambda a, r: int(np.size(a[1])))
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             t = time.perf_counter()
@@ -69,11 +77,13 @@ def main() -> int:
         Task.make_inputs, Task.make_params, mod.check_output = orig_inputs, orig_params, orig_check
     ours = sum(spent.values())
     rest = total - ours
-    table = Table("part", "calls", "seconds", "share of the rest", title="demo 4")
+    table = Table("part", "calls", "seconds", "ns per value", "share of the rest", title="demo 4")
     for name, s in spent.items():
-        table.add_row(f"kbench {name}", str(calls[name]), f"{s:.2f}", f"{s / rest:.1%}")
-    table.add_row("kernels and the lecture's loop (the rest)", "", f"{rest:.2f}", "")
-    table.add_row("demo 4 total", "", f"{total:.2f}", "")
+        table.add_row(f"kbench {name}", str(calls[name]), f"{s:.2f}",
+                      f"{s / values[name] * 1e9:.2f} ({values[name] / 1e6:.0f} M)" if values[name] else "",
+                      f"{s / rest:.1%}")
+    table.add_row("kernels and the lecture's loop (the rest)", "", f"{rest:.2f}", "", "")
+    table.add_row("demo 4 total", "", f"{total:.2f}", "", "")
     return footer(t0, table, f"kbench's own work: {ours:.2f} s = {ours / rest:.1%} of the rest "
                              f"(target <= {TARGET:.0%}) {verdict(ours / rest <= TARGET)}")
 

@@ -1,5 +1,10 @@
 """Wall times of the end-to-end commands: ``kbench report --quick``, ``kbench report`` and the lecture
-script (each once, as a subprocess). Target for the lecture script: <= 13 s.
+script (each once, as a subprocess). Target for the lecture script: <= 40 s (issue 18).
+
+Then the lecture's demos one by one (helper ``_lecture_demos.py``, a second run in one process), with the
+lecture's kernel floor: the seconds of every kernel the lecture ran, as the workers' clocks and, for demo 4's
+in-process kernels, a clock around each forward call saw them (the helper's docstring says what counts).
+Wall / floor is what kbench costs beyond the kernels it serves (target <= 1.4x).
 
     python benchmarks/wall_times.py [--seed /work/shared/seed/01_kernelbench_harness.py] [--skip-full]
 """
@@ -23,7 +28,8 @@ if __name__ == "__main__":
     from rich.table import Table
 
 
-LECTURE_TARGET_S = 13.0
+LECTURE_TARGET_S = 40.0
+FLOOR_RATIO_TARGET = 1.4
 SEED_DEFAULT = Path(os.environ.get("KBENCH_SEED", "/work/shared/seed/01_kernelbench_harness.py"))
 
 
@@ -55,9 +61,12 @@ def main() -> int:
     else:
         console.print(f"[yellow]lecture script not found at {args.seed}; skipped[/]")
     table = Table("command", "wall", "exit code", "target", "met?", "last stderr line", title="wall times")
+    lecture_wall = 0.0
     for label, cmd, e, cwd, target in jobs:
         progress(f"running {label}")
         wall, rc, err = run(cmd, e, cwd)
+        if label.startswith("lecture script") and rc == 0:
+            lecture_wall = wall
         met = "" if target is None else verdict(rc == 0 and wall <= target) + (
             "" if wall <= target else f" by {wall - target:.1f} s")
         table.add_row(label, f"{wall:.1f} s", str(rc) if rc == 0 else f"[red]{rc}[/]",
@@ -71,8 +80,11 @@ def main() -> int:
                            env=seed_env, capture_output=True, text=True, timeout=1800)
         total = time.perf_counter() - t
         demos = Table("part", "wall", "share", title="lecture script, per demo (second run, imported as a module)")
+        floor: dict[str, float] = {}
+        refs = None
         if p.returncode == 0:
-            d = json.loads(p.stdout.strip().splitlines()[-1])
+            parsed = json.loads(p.stdout.strip().splitlines()[-1])
+            d, floor, refs = parsed["demos"], parsed["floor"], parsed.get("reference_outputs")
             for k, v in d.items():
                 demos.add_row(k, f"{v:.1f} s", f"{v / total:.0%}")
             demos.add_row("interpreter start, imports, exit", f"{total - sum(d.values()):.1f} s",
@@ -81,6 +93,21 @@ def main() -> int:
         else:
             demos.add_row("[red]failed", p.stderr.strip().splitlines()[-1][:80] if p.stderr.strip() else "", "")
         console.print(demos)
+        if floor:
+            kern = sum(floor.values())
+            ft = Table("kernels", "seconds", "share of the floor", title="the lecture's kernel floor (same run)")
+            for k, v in sorted(floor.items(), key=lambda kv: -kv[1]):
+                ft.add_row(k, f"{v:.1f}", f"{v / kern:.0%}")
+            ft.add_row("[bold]floor", f"{kern:.1f}", "100%")
+            console.print(ft)
+            if refs:
+                console.print(f"hardened trial reference outputs: {refs['asked']} asked for, {refs['computed']} "
+                              f"computed, {refs['asked'] - refs['computed']} reused from the grader's cache")
+            ratio = total / kern
+            console.print(f"lecture kernel floor {kern:.1f} s; wall {total:.1f} s = {ratio:.2f}x the floor "
+                          f"(target <= {FLOOR_RATIO_TARGET:g}x) {verdict(ratio <= FLOOR_RATIO_TARGET)}"
+                          + (f"; the end-to-end run above: {lecture_wall:.1f} s = {lecture_wall / kern:.2f}x"
+                             if lecture_wall else ""))
     footer(t0)
     return 0
 

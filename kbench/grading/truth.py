@@ -45,6 +45,13 @@ def name_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
 
 
+def task_key(task: Task) -> tuple:
+    """What a trial's inputs and reference output depend on besides the seed, the trial, its distribution and
+    its parameter set: the task's name, reference source, shapes and input structure (a user's task file
+    edited and loaded again under the same name never meets the outputs of its earlier version)."""
+    return (task.name, task.ref_src, tuple(task.inputs.items()), task.out_shape, task.structure)
+
+
 def out_bytes(task: Task) -> int:
     return int(np.prod(task.out_shape)) * 4
 
@@ -185,7 +192,7 @@ class Grader:
         w = self._refs[i]
         if w is None or w.dead:
             w = self._refs[i] = Worker("reference", blas_threads=self.blas_threads)
-            self._ref_ready[i] = {"loaded": set(), "arena": None, "psets": set()}
+            self._ref_ready[i] = {"loaded": {}, "arena": None, "psets": set()}
         ready = self._ref_ready[i]
         st = self.staging(task)
         prepare(w, task, st, timeout, ready)
@@ -194,7 +201,7 @@ class Grader:
     def references(self, task: Task, plan: list[tuple[int, str, str, int]], timeout: float) -> list[TrialTruth]:
         """The truth for every trial of ``plan`` (index, dist, param kind, draw): cached ones at once, the
         others computed by up to ``REF_WORKERS`` reference workers side by side."""
-        keys = [(task.name, i, dist, self.params(task, kind, draw)[0]) for i, dist, kind, draw in plan]
+        keys = [(self.seed, task_key(task), i, dist, self.params(task, kind, draw)[0]) for i, dist, kind, draw in plan]
         have = {k: self._truth[k] for k in keys if k in self._truth}
         for k in have:
             self._truth.move_to_end(k)  # this call's own hits must not be what its new entries evict
@@ -284,16 +291,16 @@ def prepare(worker: Worker, task: Task, st: Staging, timeout: float, ready: dict
             psets: tuple[str, ...] | None = None) -> None:
     """Make ``worker`` ready to compute ``task``'s reference: the task's arena mapped, the reference loaded
     as ``ref:<task>``, the parameter sets given (no init: the reference takes params as drawn). ``ready``
-    remembers what a long-lived worker already has."""
-    ready = ready if ready is not None else {"loaded": set(), "arena": None, "psets": set()}
+    remembers what a long-lived worker already has (the reference by its source: an edited task is loaded again)."""
+    ready = ready if ready is not None else {"loaded": {}, "arena": None, "psets": set()}
     if ready.get("arena") != st.tag:
         _expect(worker.call(P.MapArena("inputs", st.arena.size), timeout, fd=st.arena.fd), P.Mapped,
                 "could not map the inputs")
         ready["arena"], ready["psets"] = st.tag, set()
-    if task.name not in ready["loaded"]:
+    if ready["loaded"].get(task.name) != task.ref_src:  # new, or edited under the same name: (re)load it
         _expect(worker.call(P.Load(task.ref_src, f"ref:{task.name}"), timeout), P.Loaded,
                 f"reference for {task.name} failed to load")
-        ready["loaded"].add(task.name)
+        ready["loaded"][task.name] = task.ref_src
     for pset_id, (specs, scalars) in st.psets.items():
         if (psets is None or pset_id in psets) and pset_id not in ready["psets"]:
             _expect(worker.call(P.SetParams(pset_id, specs, scalars, init=False), timeout), P.ParamsKept,

@@ -46,15 +46,20 @@ def trial(ref: Callable, cand: Callable, x: dict, ref_params: dict, cand_params:
           req: P.NaiveTrial, nan_alloc: Callable) -> P.NaiveTrialDone:
     """Reference first on the same (uncopied) inputs, then the candidate; the reference's output block goes
     back to the caching allocator once copied for comparison."""
+    t0 = time.perf_counter_ns()
     ref_out = ref(x, ref_params, None)
+    kernel_ns = time.perf_counter_ns() - t0
     expected = np.array(ref_out, copy=True)
     pool.release(ref_out)
+    alloc = nan_alloc if req.alloc == "pool" else pool.alloc
+    t0 = time.perf_counter_ns()
     try:
-        out = cand(x, cand_params, nan_alloc if req.alloc == "pool" else pool.alloc)
+        out = cand(x, cand_params, alloc)
     except BaseException as e:  # noqa: BLE001
-        return P.NaiveTrialDone(False, "", None, None, error_line(e))
+        return P.NaiveTrialDone(False, "", None, None, error_line(e), kernel_ns + time.perf_counter_ns() - t0)
+    kernel_ns += time.perf_counter_ns() - t0
     c = compare(out, expected, req.atol, req.rtol, exact=False)
-    return P.NaiveTrialDone(bool(c.ok), P.short(c.message), c.max_abs_err, c.max_rel_err, "")
+    return P.NaiveTrialDone(bool(c.ok), P.short(c.message), c.max_abs_err, c.max_rel_err, "", kernel_ns)
 
 
 def timing(ref: Callable, cand: Callable, x: dict, ref_params: dict, cand_params: dict, pool: CachingPool,
@@ -62,10 +67,12 @@ def timing(ref: Callable, cand: Callable, x: dict, ref_params: dict, cand_params
     """One reused input; warm-up, then all reference runs, then all candidate runs. The clock is looked up
     at each use, as a harness sharing a process with the candidate does."""
     samples: dict[str, list[float]] = {}
+    warmup = 0.0
     for which, fn, params, alloc in (("ref", ref, ref_params, None), ("cand", cand, cand_params, pool.alloc)):
         t_start = time.perf_counter()
         for _ in range(req.warmup):
             pool.release(fn(x, params, alloc))
+        warmup += time.perf_counter() - t_start
         per_call = (time.perf_counter() - t_start) / max(req.warmup, 1)
         runs = int(min(req.max_runs, max(req.min_runs, req.budget_s / 2 / max(per_call, 1e-9))))
         ts = []
@@ -75,4 +82,4 @@ def timing(ref: Callable, cand: Callable, x: dict, ref_params: dict, cand_params
             ts.append(time.perf_counter() - t0)
             pool.release(out)
         samples[which] = ts
-    return P.NaiveTimes(tuple(samples["ref"]), tuple(samples["cand"]))
+    return P.NaiveTimes(tuple(samples["ref"]), tuple(samples["cand"]), int(warmup * 1e9))

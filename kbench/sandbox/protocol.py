@@ -331,12 +331,14 @@ class NaiveTrialDone:
     max_abs_err: Annotated[float | None, OptNumber()]
     max_rel_err: Annotated[float | None, OptNumber()]
     raised: Annotated[str, Text()]
+    kernel_ns: Annotated[int, Count()] = 0  # the reference's and the candidate's calls, by the worker's clock
 
 
 @dataclass(frozen=True)
 class NaiveTimes:
     ref: Annotated[tuple[float, ...], Samples()]
     cand: Annotated[tuple[float, ...], Samples()]
+    warmup_ns: Annotated[int, Count()] = 0  # both warm-up loops, by the worker's clock
 
 
 @dataclass(frozen=True)
