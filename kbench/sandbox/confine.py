@@ -69,6 +69,17 @@ if sys.platform == "linux":
         pass
 
 
+def prepare_view(base: str) -> None:
+    """In the fork server: stage the filesystem view once (root only; ``fsview.prepare``). When it cannot,
+    each warden builds the view itself on ``base``, and reports the mount namespace missing if that fails."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return
+    try:
+        fsview.prepare(base, view_plan())
+    except Exception:  # noqa: BLE001 - the wardens fall back to building it (and report why it fails)
+        pass
+
+
 # ---------------------------------------------------------------------------------------- the table
 
 @dataclass
@@ -147,8 +158,11 @@ def _ipcns(ctx: Context) -> None:
 
 
 def _mountns(ctx: Context) -> None:
-    namespaces.unshare(CLONE_NEWNS, "CLONE_NEWNS")
-    fsview.build(ctx.cfg["workdir"], view_plan())
+    namespaces.unshare(CLONE_NEWNS, "CLONE_NEWNS")  # as root: a copy of the fork server's, view included
+    if fsview.PREPARED is not None:
+        fsview.enter(fsview.PREPARED)
+    else:
+        fsview.build(ctx.cfg["view_dir"], view_plan())
 
 
 def _pidns(ctx: Context) -> None:
@@ -227,7 +241,8 @@ STEPS: tuple[Step, ...] = (
          "new IPC and UTS namespaces", "seccomp refuses the IPC syscalls", warden=_ipcns),
     Step("mountns", "every file outside the installation: no home, no data directory, no other sandbox; "
                     "stat, access and readlink see nothing else",
-         "pivot_root into a tmpfs holding the installation bind-mounted read-only, /dev/null, /dev/urandom",
+         "pivot_root into a read-only tmpfs holding the installation bind-mounted read-only, /dev/null, "
+         "/dev/urandom (as root staged once by the fork server, in its own mount namespace)",
          "Landlock limits reads to the installation, but stat/access/readlink still see every path",
          warden=_mountns),
     Step("pidns", "every other process: the worker is pid 1 of its own pid namespace, /proc lists only it",

@@ -19,6 +19,7 @@ arrives until its next request, so nothing of it runs while the reference is tim
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import math
@@ -61,9 +62,13 @@ STOP_TIMEOUT_S = 0.25
 TEST_HARNESS: str | None = None
 #: Modules the fork server imports before it forks anything (layers above the sandbox add their own).
 PRELOAD: list[str] = ["numpy", "threadpoolctl", "kbench.sandbox.worker"]
+_FORK_SERVER = "kbench.sandbox.fork_server"  # imported last, whatever others add to PRELOAD
 
 _ctx_lock = threading.Lock()
 _ctx: Any = None
+
+
+_installation_path_cache: tuple[tuple[str, ...], list[str]] | None = None
 
 
 def _installation_path() -> list[str]:
@@ -71,8 +76,14 @@ def _installation_path() -> list[str]:
     directory (``python -m`` and ``python -c`` put it first), not the grading script's folder, not
     PYTHONPATH. The fork server imports numpy and kbench before it forks anything, unconfined: a
     ``numpy.py`` or ``threadpoolctl.py`` in the folder kbench was started from must not be what it imports."""
+    global _installation_path_cache
+    key = tuple(sys.path)
+    if _installation_path_cache is not None and _installation_path_cache[0] == key:
+        return list(_installation_path_cache[1])  # resolving each entry costs ~0.3 ms a worker start
     roots = tuple(r.rstrip(os.sep) + os.sep for r in _confine.read_roots())
-    return [p for p in sys.path if p and os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+    got = [p for p in sys.path if p and os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+    _installation_path_cache = (key, got)
+    return list(got)
 
 
 def _start_fork_server() -> None:
@@ -90,6 +101,7 @@ def _start_fork_server() -> None:
         os.environ.clear()
         os.environ.update(_confine.worker_environment(saved_env))
         os.environ["PYTHONSAFEPATH"] = "1"  # its own `python -c` must not put the current directory first
+        os.environ["KBENCH_VIEW_DIR"] = _view_dir()  # where it stages the filesystem view (fork_server.py)
         # Workers time on one BLAS thread: started so, OpenBLAS has no pool for each worker to start and stop.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         sys.path[:] = _installation_path()  # what multiprocessing hands the fork server as its sys.path
@@ -120,27 +132,46 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(list(dict.fromkeys(PRELOAD)))
+            # fork_server last: it freezes what the others loaded (see there)
+            ctx.set_forkserver_preload([m for m in dict.fromkeys(PRELOAD) if m != _FORK_SERVER] + [_FORK_SERVER])
             _ctx = ctx
         _start_fork_server()  # a no-op when it runs; restarts it if it died
         return _ctx
 
 
-_swept = False
+_view: tuple[int, str] | None = None  # (the pid that made it, its path)
+
+
+def _view_dir() -> str:
+    """The directory every worker's filesystem view is mounted on, one per grading process: the fork server
+    stages the view on it in its own mount namespace (root), or each warden mounts its own there in its
+    namespace. Mounts in other namespaces are invisible here: it stays an empty directory, and workers need
+    no directory each. Stale ones (from killed kbench processes) are removed when the first is made."""
+    global _view
+    if _view is None or _view[0] != os.getpid():  # a forked child makes its own (see _remove_view_dir)
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        base = shm or tempfile.gettempdir()
+        _sweep_stale(base)
+        path = tempfile.mkdtemp(prefix=f"kbench-view-{os.getpid()}-", dir=base)
+        os.chmod(path, 0o755)
+        _view = (os.getpid(), path)
+        atexit.register(_remove_view_dir, os.getpid(), path)
+    return _view[1]
+
+
+def _remove_view_dir(owner: int, path: str) -> None:
+    if os.getpid() == owner:  # not in a forked child that happens to run exit handlers
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _sweep_stale(base: str) -> None:
     """Remove sandbox directories left by kbench processes that no longer exist (killed, say)."""
-    global _swept
-    if _swept:
-        return
-    _swept = True
     try:
         names = os.listdir(base)
     except OSError:
         return
     for name in names:
-        m = re.match(r"kbench-(?:candidate|reference)-(\d+)-", name)
+        m = re.match(r"kbench-(?:view|candidate|reference)-(\d+)-", name)
         if m and not _alive(int(m.group(1))):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
@@ -284,27 +315,19 @@ class Worker:
                  blas_threads: int = 1, cpu: int | None = None, stopped: bool | None = None) -> None:
         self.role = role
         self.stops = role == "candidate" if stopped is None else stopped
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        _sweep_stale(shm or tempfile.gettempdir())
-        # The warden mounts the worker's filesystem view here, in its own mount namespace.
-        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-{os.getpid()}-", dir=shm)
-        os.chmod(self.workdir, 0o755)
         self.hello: P.Hello | None = None
         self.pid = 0  # the worker's pid, once the warden has said it
         self._paused = False
         self._mapped: dict[str, int] = {}  # arena kind -> id of the arena mapped
-        cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
-               "blas_threads": blas_threads, "cpu": cpu, "harness": TEST_HARNESS if role == "candidate" else None}
         ctx = _context()
+        cfg = {"role": role, "view_dir": _view_dir(), "memory_limit_mb": memory_limit_mb,
+               "blas_threads": blas_threads, "cpu": cpu, "harness": TEST_HARNESS if role == "candidate" else None}
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
         self.proc.authkey = os.urandom(32)  # the process object carries a key too: not the grader's
         try:
             with _ctx_lock, no_main_module(), sanitized_preparation():
                 self.proc.start()
-        except BaseException:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise
         finally:
             child.close()
         self._fd = self.conn.fileno()
@@ -691,13 +714,12 @@ class Worker:
         _reaper().put(self)  # waiting for the warden to exit is nobody's critical path (~4 ms a worker)
 
     def reap(self) -> None:
-        """Wait for the killed worker's warden to exit (killing it too if it lingers), then remove the
-        worker's directory. The reaper thread does this for every closed worker."""
+        """Wait for the killed worker's warden to exit (killing it too if it lingers). The reaper thread does
+        this for every closed worker."""
         self.proc.join(1.0)
         if self.proc.exitcode is None:
             self._kill()
             self.proc.join(1.0)
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "Worker":
         return self
