@@ -141,6 +141,48 @@ return "mounts " + str(len(mounts)) + " extra " + ",".join(extra[:3]) + " seen "
     assert len(outside) >= 4, outside  # the check saw real paths of this machine
 
 
+def test_its_view_is_read_only_down_to_the_file_system():
+    """The view's tmpfs is read-only as a file system, not only as this worker's mount of it: as root the
+    fork server stages one view that every worker's namespace copies, and it must carry nothing between them."""
+    out = outcome("native", '''
+root = [line.split() for line in open("/proc/self/mountinfo") if line.split()[4] == "/"][-1]
+mount_opts, super_opts = root[5].split(","), root[-1].split(",")
+try:
+    os.mkdir("/kbench-probe")
+    made = "mkdir done"
+except OSError as e:
+    made = "mkdir " + errno.errorcode[e.errno]
+return root[-3] + " mount " + mount_opts[0] + " super " + super_opts[0] + " " + made
+''', ("mountns",))
+    assert out.startswith("tmpfs mount ro super ro mkdir E"), out  # refused (by the view, or Landlock first)
+
+
+def test_a_worker_start_makes_no_directory_of_its_own():
+    """Workers need no directory each: their views are mounted, in their own namespaces, on one directory
+    per grading process (which stays empty here)."""
+    from kbench.sandbox import server
+
+    with start("candidate") as w:
+        w.layers()
+    base = os.path.dirname(server._view_dir())
+    before = set(os.listdir(base))
+    with start("candidate") as a, start("reference") as b:
+        a.layers(), b.layers()
+        during = set(os.listdir(base))
+    assert during == before, sorted(during ^ before)
+    assert os.listdir(server._view_dir()) == []
+
+
+def test_the_fork_server_froze_what_it_preloaded():
+    """``gc.freeze()`` in the fork server: a worker's collections skip the preloaded objects instead of
+    writing to (and so copying) every page that holds one."""
+    out = outcome("reference", '''
+import gc
+return "frozen " + str(gc.get_freeze_count() > 10_000)
+''')
+    assert out == "frozen True", out
+
+
 @pytest.mark.parametrize("run", ("reference", "native"))
 def test_a_task_cap_stops_the_65th_thread(run):
     out = outcome(run, '''

@@ -350,7 +350,7 @@ class Worker:
         WorkerError."""
         deadline = _Deadline(timeout)
         with self._ending_on_error():
-            self._ready(deadline)
+            self._ready(deadline, stop=False)  # the request follows at once (see _ready)
             self._send_frame(self._frame(request), deadline)  # while stopped: one wake-up, by the SIGCONT
             self._continue()
             if fd is not None:
@@ -437,8 +437,11 @@ class Worker:
         assert self.hello is not None
         return self.hello
 
-    def _ready(self, deadline: _Deadline) -> None:
-        """The warden's and the worker's first frames: the worker's pid, then its layer report."""
+    def _ready(self, deadline: _Deadline, stop: bool = True) -> None:
+        """The warden's and the worker's first frames: the worker's pid, then its layer report; then the worker
+        is stopped, as after every reply. ``stop=False`` when a request is sent at once: until its first
+        request the worker has run nothing of a candidate's (it waits in ``recv``), and a stop and a continue
+        would cost its first answer two wake-ups."""
         if self.hello is not None:
             return
         if not self.pid:
@@ -452,7 +455,8 @@ class Worker:
         if not isinstance(hello, P.Hello):
             raise P.ProtocolError("the worker did not start with its layer report")
         self.hello = hello
-        self._stop()
+        if stop:
+            self._stop()
 
     # -- what the grader reads about the worker, from outside it ------------------------------------
 

@@ -118,6 +118,9 @@ def _stage(base: str, view: Plan) -> None:
             os.makedirs(os.path.dirname(dst), mode=0o755, exist_ok=True)
             os.symlink(target, dst)
     os.makedirs(base + "/proc", mode=0o755, exist_ok=True)
+    # Read-only twice: the file system itself (no mount of it anywhere can write it, so a view the fork server
+    # shares with every worker carries nothing from one to the next), and this mount of it.
+    mount(None, base, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     mount(None, base, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
@@ -144,10 +147,9 @@ PREPARED: str | None = None
 
 def prepare(base: str, view: Plan) -> None:
     """In the fork server (root only): a mount namespace of its own holding the view on ``base``, staged once
-    for every worker it forks. The tmpfs is read-only as a whole (its superblock too): no worker can write
-    to it, so sharing it gives workers no channel to one another. Raises OSError when it cannot."""
+    for every worker it forks (the tmpfs is read-only as a file system: sharing it gives workers no channel to
+    one another). Raises OSError when it cannot."""
     global PREPARED
     unshare(CLONE_NEWNS, "CLONE_NEWNS")
     _stage(base, view)
-    mount(None, base, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     PREPARED = base
