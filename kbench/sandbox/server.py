@@ -1,7 +1,7 @@
 """The grading process's side of the sandbox: start workers, talk to them, time them, survive them.
 
-Workers are forked from a fork server that already imported numpy (see ``worker``); each is a warden and
-the worker it forked into its own namespaces (``confine``). ``Worker.call`` sends one typed request
+Workers are forked from a fork server that already imported numpy (see ``worker``), into namespaces of their
+own (``confine``: as root the worker alone, else a warden and the worker it forks). ``Worker.call`` sends one typed request
 (``protocol``) and returns its typed reply; ``Worker.run`` is the timed kernel call. Whatever the worker
 does, a call ends by its deadline: every read and write waits in ``poll`` with the time left, and a missed
 deadline kills the worker. Replies are bounded before they are read (a 64 KiB header), and a malformed
@@ -487,9 +487,9 @@ class Worker:
             pass  # gone: the next request reports it
 
     def _warden_alive(self) -> bool:
-        # The worker's pid is safe to signal only while the warden lives: it has not reaped the worker, so
-        # the pid cannot have been reused. (A poll of the warden's sentinel: multiprocessing's own exitcode
-        # builds a selector per call, ~15 us.)
+        # The worker's pid is safe to signal only while the process multiprocessing started (the worker itself,
+        # or its warden, which reaps it) is not reported gone: until then the pid has not been reused. (A poll of
+        # that process's sentinel: multiprocessing's own exitcode builds a selector per call, ~15 us.)
         return bool(self.pid) and not self.dead and not self._sentinel.poll(0)
 
     def _signal(self, sig: int) -> None:
@@ -705,7 +705,7 @@ class Worker:
 
     def close(self) -> None:
         # A worker holds nothing worth a graceful exit (no files, no buffers to flush): kill it at once, and let
-        # its warden reap it and exit (killing the warden first would leave the worker to the system's init).
+        # the fork server (or its warden) reap it (killing a warden first would leave the worker to init).
         self._signal(signal.SIGKILL)
         self.dead = True
         for path in list(self._stat_fds):
