@@ -95,6 +95,21 @@ return "pid " + str(os.getpid()) + " sees " + ",".join(pids)
     assert out == "pid 1 sees 1", out
 
 
+def test_each_worker_has_a_pid_namespace_of_its_own():
+    """Read by the grader from /proc: two live workers are each pid 1 of a pid namespace that is neither the
+    other's nor the grader's (as root the fork server makes one per fork and returns to its own after)."""
+    with start("candidate") as a, start("reference") as b:
+        skip_unless(a, ("pidns",))
+        skip_unless(b, ("pidns",))
+        spaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in (os.getpid(), a.pid, b.pid)}
+        nspids = []
+        for w in (a, b):
+            with open(f"/proc/{w.pid}/status") as f:
+                nspids.append(next(line.split()[1:] for line in f if line.startswith("NSpid:")))
+    assert len(spaces) == 3, spaces
+    assert all(ids[-1] == "1" for ids in nspids), nspids
+
+
 def test_its_uid_outside_is_unprivileged_and_its_own():
     with start("candidate") as a, start("candidate") as b:
         skip_unless(a, ("nonroot",))
