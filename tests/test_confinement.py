@@ -179,12 +179,15 @@ def test_a_worker_start_makes_no_directory_of_its_own():
 
     with start("candidate") as w:
         w.layers()
-    base = os.path.dirname(server._view_dir())
-    before = set(os.listdir(base))
+    base, mine = os.path.dirname(server._view_dir()), f"-{os.getpid()}-"  # others' sessions share the folder
+
+    def ours() -> set[str]:
+        return {name for name in os.listdir(base) if mine in name}
+    before = ours()
     with start("candidate") as a, start("reference") as b:
         a.layers(), b.layers()
-        during = set(os.listdir(base))
-    assert during == before, sorted(during ^ before)
+        during = ours()
+    assert during == before == {os.path.basename(server._view_dir())}, sorted(during ^ before)
     assert os.listdir(server._view_dir()) == []
 
 
