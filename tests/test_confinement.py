@@ -110,6 +110,20 @@ def test_each_worker_has_a_pid_namespace_of_its_own():
     assert all(ids[-1] == "1" for ids in nspids), nspids
 
 
+def test_a_grading_process_exits_with_its_workers_left_open():
+    """multiprocessing ends leftover daemonic children with SIGTERM and then waits for them; a worker that is
+    pid 1 of its pid namespace never receives a SIGTERM from outside, so its process must be ended with SIGKILL
+    (``kbench grade``'s pool processes hung at exit before)."""
+    import subprocess
+    import sys
+
+    code = ("from kbench.sandbox.server import Worker\n"
+            "a, b = Worker('candidate'), Worker('reference')\n"
+            "a.layers(), b.layers()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr[-500:]
+
+
 def test_its_uid_outside_is_unprivileged_and_its_own():
     with start("candidate") as a, start("candidate") as b:
         skip_unless(a, ("nonroot",))

@@ -330,6 +330,11 @@ class Worker:
                 self.proc.start()
         finally:
             child.close()
+        # multiprocessing ends the daemonic children left at its exit with SIGTERM (``_popen.terminate``), then
+        # joins them. As root the process it started is the worker itself, pid 1 of its pid namespace, which no
+        # SIGTERM from outside reaches (and a candidate may ignore it anyway): it must be SIGKILL.
+        popen = self.proc._popen  # type: ignore[attr-defined]
+        popen.terminate = popen.kill
         self._fd = self.conn.fileno()
         os.set_blocking(self._fd, False)
         self._fd_sock = socket.socket(fileno=os.dup(self._fd))  # passes arena descriptors
