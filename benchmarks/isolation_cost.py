@@ -1,6 +1,6 @@
 """Isolation cost: what running a candidate in its own sandbox process costs per evaluation.
 
-1. Worker start with every OS layer (rlimits, netns, no root, Landlock, seccomp) + first answer
+1. Worker start with every OS layer (namespaces, the filesystem view, rlimits, no root, Landlock, seccomp) + first answer
    (``load`` of a trivial source) + close, median of 20 (target < 15 ms), with each part timed on its
    own; the layers the workers reported are printed under the table.
 2. An empty call's round trip through the sandbox, as the grader times every call (target <= 0.1 ms).
@@ -60,7 +60,7 @@ def worker_cycle(n: int) -> Table:
                   caption="layers active: " + " | ".join(", ".join(sorted(ls)) for ls in sorted(layers)))
     for label, xs in (("Worker('candidate') (fork from the fork server)", start),
                       ("first request: load a trivial source (waits for the worker's set-up and confinement)", first),
-                      ("close (kill, join, remove its temp dir)", close)):
+                      ("close (kill; reaped in the background)", close)):
         table.add_row(label, f"{statistics.median(xs) * 1e3:.1f} ms", f"{sorted(xs)[int(0.9 * (len(xs) - 1))] * 1e3:.1f} ms",
                       f"{max(xs) * 1e3:.1f} ms", "")
     m = statistics.median(total)

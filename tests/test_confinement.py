@@ -95,6 +95,35 @@ return "pid " + str(os.getpid()) + " sees " + ",".join(pids)
     assert out == "pid 1 sees 1", out
 
 
+def test_each_worker_has_a_pid_namespace_of_its_own():
+    """Read by the grader from /proc: two live workers are each pid 1 of a pid namespace that is neither the
+    other's nor the grader's (as root the fork server makes one per fork and returns to its own after)."""
+    with start("candidate") as a, start("reference") as b:
+        skip_unless(a, ("pidns",))
+        skip_unless(b, ("pidns",))
+        spaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in (os.getpid(), a.pid, b.pid)}
+        nspids = []
+        for w in (a, b):
+            with open(f"/proc/{w.pid}/status") as f:
+                nspids.append(next(line.split()[1:] for line in f if line.startswith("NSpid:")))
+    assert len(spaces) == 3, spaces
+    assert all(ids[-1] == "1" for ids in nspids), nspids
+
+
+def test_a_grading_process_exits_with_its_workers_left_open():
+    """multiprocessing ends leftover daemonic children with SIGTERM and then waits for them; a worker that is
+    pid 1 of its pid namespace never receives a SIGTERM from outside, so its process must be ended with SIGKILL
+    (``kbench grade``'s pool processes hung at exit before)."""
+    import subprocess
+    import sys
+
+    code = ("from kbench.sandbox.server import Worker\n"
+            "a, b = Worker('candidate'), Worker('reference')\n"
+            "a.layers(), b.layers()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr[-500:]
+
+
 def test_its_uid_outside_is_unprivileged_and_its_own():
     with start("candidate") as a, start("candidate") as b:
         skip_unless(a, ("nonroot",))
@@ -139,6 +168,51 @@ return "mounts " + str(len(mounts)) + " extra " + ",".join(extra[:3]) + " seen "
 ''', ("mountns",))
     assert out.startswith("mounts ") and out.endswith(" extra  seen  stat "), out
     assert len(outside) >= 4, outside  # the check saw real paths of this machine
+
+
+def test_its_view_is_read_only_down_to_the_file_system():
+    """The view's tmpfs is read-only as a file system, not only as this worker's mount of it: as root the
+    fork server stages one view that every worker's namespace copies, and it must carry nothing between them."""
+    out = outcome("native", '''
+root = [line.split() for line in open("/proc/self/mountinfo") if line.split()[4] == "/"][-1]
+mount_opts, super_opts = root[5].split(","), root[-1].split(",")
+try:
+    os.mkdir("/kbench-probe")
+    made = "mkdir done"
+except OSError as e:
+    made = "mkdir " + errno.errorcode[e.errno]
+return root[-3] + " mount " + mount_opts[0] + " super " + super_opts[0] + " " + made
+''', ("mountns",))
+    assert out.startswith("tmpfs mount ro super ro mkdir E"), out  # refused (by the view, or Landlock first)
+
+
+def test_a_worker_start_makes_no_directory_of_its_own():
+    """Workers need no directory each: their views are mounted, in their own namespaces, on one directory
+    per grading process (which stays empty here)."""
+    from kbench.sandbox import server
+
+    with start("candidate") as w:
+        w.layers()
+    base, mine = os.path.dirname(server._view_dir()), f"-{os.getpid()}-"  # others' sessions share the folder
+
+    def ours() -> set[str]:
+        return {name for name in os.listdir(base) if mine in name}
+    before = ours()
+    with start("candidate") as a, start("reference") as b:
+        a.layers(), b.layers()
+        during = ours()
+    assert during == before == {os.path.basename(server._view_dir())}, sorted(during ^ before)
+    assert os.listdir(server._view_dir()) == []
+
+
+def test_the_fork_server_froze_what_it_preloaded():
+    """``gc.freeze()`` in the fork server: a worker's collections skip the preloaded objects instead of
+    writing to (and so copying) every page that holds one."""
+    out = outcome("reference", '''
+import gc
+return "frozen " + str(gc.get_freeze_count() > 10_000)
+''')
+    assert out == "frozen True", out
 
 
 @pytest.mark.parametrize("run", ("reference", "native"))

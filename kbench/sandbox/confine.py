@@ -1,10 +1,15 @@
 """Confinement: every step that stands between a candidate and the rest of the machine, in the order applied.
 
-Each worker is two processes. The fork server starts the *warden*, which never runs candidate code: it
-applies the steps marked ``warden`` (environment, secrets, descriptors, namespaces, the filesystem view)
-and forks the *worker*, pid 1 of its own pid namespace, which applies the steps marked ``worker`` before
-it loads anything (identity, limits, Landlock, seccomp), reports which layers hold (its first frame,
-``protocol.Hello``) and then serves requests. The warden only waits for the worker and exits as it did.
+The steps marked ``warden`` (environment, secrets, descriptors, namespaces, the filesystem view) come first,
+then those marked ``worker`` (identity, limits, Landlock, seccomp), all before the worker loads anything;
+it then reports which layers hold (its first frame, ``protocol.Hello``) and serves requests. Which process
+runs the first half depends on who can make the pid namespace:
+
+- as root, the fork server forks each worker straight into a pid namespace of its own (``fork_server``): the
+  worker is one process, pid 1 there, and runs both halves itself;
+- otherwise the fork server starts a *warden*, which never runs candidate code: it applies the warden
+  half (a user namespace first), unshares the pid namespace and forks the worker, pid 1 of it, which
+  applies the worker half. The warden only waits for the worker and exits as it did.
 
 ``STEPS`` is the one table: a step's name, what it blocks, how it is applied, and what still stops that
 attack when the step cannot be applied on this machine. A step that fails is reported, never fatal (the
@@ -69,6 +74,17 @@ if sys.platform == "linux":
         pass
 
 
+def prepare_view(base: str) -> None:
+    """In the fork server: stage the filesystem view once (root only; ``fsview.prepare``). When it cannot,
+    each warden builds the view itself on ``base``, and reports the mount namespace missing if that fails."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return
+    try:
+        fsview.prepare(base, view_plan())
+    except Exception:  # noqa: BLE001 - the wardens fall back to building it (and report why it fails)
+        pass
+
+
 # ---------------------------------------------------------------------------------------- the table
 
 @dataclass
@@ -81,6 +97,7 @@ class Context:
     active: list[str] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)
     ruleset: int | None = None
+    pid1: bool = False  # one process: the fork server forked it as pid 1 of a pid namespace of its own
 
     def holds(self, name: str) -> bool:
         return name in self.active
@@ -147,11 +164,16 @@ def _ipcns(ctx: Context) -> None:
 
 
 def _mountns(ctx: Context) -> None:
-    namespaces.unshare(CLONE_NEWNS, "CLONE_NEWNS")
-    fsview.build(ctx.cfg["workdir"], view_plan())
+    namespaces.unshare(CLONE_NEWNS, "CLONE_NEWNS")  # as root: a copy of the fork server's, view included
+    if fsview.PREPARED is not None:
+        fsview.enter(fsview.PREPARED)
+    else:
+        fsview.build(ctx.cfg["view_dir"], view_plan())
 
 
 def _pidns(ctx: Context) -> None:
+    if ctx.pid1:
+        return  # forked into a pid namespace of its own by the fork server (pid 1 there: checked by enter)
     namespaces.unshare(CLONE_NEWPID, "CLONE_NEWPID")
 
 
@@ -227,7 +249,8 @@ STEPS: tuple[Step, ...] = (
          "new IPC and UTS namespaces", "seccomp refuses the IPC syscalls", warden=_ipcns),
     Step("mountns", "every file outside the installation: no home, no data directory, no other sandbox; "
                     "stat, access and readlink see nothing else",
-         "pivot_root into a tmpfs holding the installation bind-mounted read-only, /dev/null, /dev/urandom",
+         "pivot_root into a read-only tmpfs holding the installation bind-mounted read-only, /dev/null, "
+         "/dev/urandom (as root staged once by the fork server, in its own mount namespace)",
          "Landlock limits reads to the installation, but stat/access/readlink still see every path",
          warden=_mountns),
     Step("pidns", "every other process: the worker is pid 1 of its own pid namespace, /proc lists only it",
@@ -293,8 +316,14 @@ def enter(cfg: dict[str, Any], keep_fds: Iterable[int], announce: Callable[[int]
     """Run the warden's steps, fork the worker and return in it, after the worker's steps.
 
     ``announce(pid)`` is called in the warden with the worker's pid as the grading process sees it, before
-    the worker applies anything; the warden then waits for the worker and exits as it did (it never returns)."""
+    the worker applies anything; the warden then waits for the worker and exits as it did (it never returns).
+
+    Where the fork server already forked this process as pid 1 of a pid namespace of its own (as root:
+    ``fork_server``), there is no warden and no second fork: this process announces itself and runs both
+    halves of the table, in the same order."""
     ctx = Context(cfg, tuple(keep_fds))
+    if os.getpid() == 1:
+        return _enter_as_pid1(ctx, announce)
     for step in STEPS:
         if step.warden is not None:
             _run(ctx, step, step.warden)
@@ -315,6 +344,23 @@ def enter(cfg: dict[str, Any], keep_fds: Iterable[int], announce: Callable[[int]
     os.close(go_r)
     if not ctx.outer_pid:
         os._exit(1)  # the warden is gone
+    for step in STEPS:
+        if step.worker is not None:
+            _run(ctx, step, step.worker)
+    return ctx
+
+
+def _enter_as_pid1(ctx: Context, announce: Callable[[int], None]) -> Context:
+    ctx.pid1 = True
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # die with the fork server (set again after the identity change)
+    try:
+        ctx.outer_pid = int(os.readlink("/proc/self"))  # the fork server's /proc: this process's pid outside
+    except (OSError, ValueError):
+        os._exit(1)
+    announce(ctx.outer_pid)
+    for step in STEPS:
+        if step.warden is not None:
+            _run(ctx, step, step.warden)
     for step in STEPS:
         if step.worker is not None:
             _run(ctx, step, step.worker)

@@ -260,7 +260,8 @@ Request = MapArena | Gate | Load | SetParams | Call | Ping | ReadStdout | NaiveT
 
 @dataclass(frozen=True)
 class Started:
-    """The warden's first frame: the worker's pid as the grading process sees it."""
+    """The first frame (the warden's, or the worker's own where it has none): the worker's pid as the grading
+    process sees it."""
     pid: Annotated[int, Count(1 << 31)]
 
 

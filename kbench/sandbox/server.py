@@ -1,7 +1,7 @@
 """The grading process's side of the sandbox: start workers, talk to them, time them, survive them.
 
-Workers are forked from a fork server that already imported numpy (see ``worker``); each is a warden and
-the worker it forked into its own namespaces (``confine``). ``Worker.call`` sends one typed request
+Workers are forked from a fork server that already imported numpy (see ``worker``), into namespaces of their
+own (``confine``: as root the worker alone, else a warden and the worker it forks). ``Worker.call`` sends one typed request
 (``protocol``) and returns its typed reply; ``Worker.run`` is the timed kernel call. Whatever the worker
 does, a call ends by its deadline: every read and write waits in ``poll`` with the time left, and a missed
 deadline kills the worker. Replies are bounded before they are read (a 64 KiB header), and a malformed
@@ -19,6 +19,7 @@ arrives until its next request, so nothing of it runs while the reference is tim
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import math
@@ -61,9 +62,13 @@ STOP_TIMEOUT_S = 0.25
 TEST_HARNESS: str | None = None
 #: Modules the fork server imports before it forks anything (layers above the sandbox add their own).
 PRELOAD: list[str] = ["numpy", "threadpoolctl", "kbench.sandbox.worker"]
+_FORK_SERVER = "kbench.sandbox.fork_server"  # imported last, whatever others add to PRELOAD
 
 _ctx_lock = threading.Lock()
 _ctx: Any = None
+
+
+_installation_path_cache: tuple[tuple[str, ...], list[str]] | None = None
 
 
 def _installation_path() -> list[str]:
@@ -71,8 +76,14 @@ def _installation_path() -> list[str]:
     directory (``python -m`` and ``python -c`` put it first), not the grading script's folder, not
     PYTHONPATH. The fork server imports numpy and kbench before it forks anything, unconfined: a
     ``numpy.py`` or ``threadpoolctl.py`` in the folder kbench was started from must not be what it imports."""
+    global _installation_path_cache
+    key = tuple(sys.path)
+    if _installation_path_cache is not None and _installation_path_cache[0] == key:
+        return list(_installation_path_cache[1])  # resolving each entry costs ~0.3 ms a worker start
     roots = tuple(r.rstrip(os.sep) + os.sep for r in _confine.read_roots())
-    return [p for p in sys.path if p and os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+    got = [p for p in sys.path if p and os.path.isabs(p) and (os.path.realpath(p) + os.sep).startswith(roots)]
+    _installation_path_cache = (key, got)
+    return list(got)
 
 
 def _start_fork_server() -> None:
@@ -90,6 +101,7 @@ def _start_fork_server() -> None:
         os.environ.clear()
         os.environ.update(_confine.worker_environment(saved_env))
         os.environ["PYTHONSAFEPATH"] = "1"  # its own `python -c` must not put the current directory first
+        os.environ["KBENCH_VIEW_DIR"] = _view_dir()  # where it stages the filesystem view (fork_server.py)
         # Workers time on one BLAS thread: started so, OpenBLAS has no pool for each worker to start and stop.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         sys.path[:] = _installation_path()  # what multiprocessing hands the fork server as its sys.path
@@ -120,27 +132,46 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(list(dict.fromkeys(PRELOAD)))
+            # fork_server last: it freezes what the others loaded (see there)
+            ctx.set_forkserver_preload([m for m in dict.fromkeys(PRELOAD) if m != _FORK_SERVER] + [_FORK_SERVER])
             _ctx = ctx
         _start_fork_server()  # a no-op when it runs; restarts it if it died
         return _ctx
 
 
-_swept = False
+_view: tuple[int, str] | None = None  # (the pid that made it, its path)
+
+
+def _view_dir() -> str:
+    """The directory every worker's filesystem view is mounted on, one per grading process: the fork server
+    stages the view on it in its own mount namespace (root), or each warden mounts its own there in its
+    namespace. Mounts in other namespaces are invisible here: it stays an empty directory, and workers need
+    no directory each. Stale ones (from killed kbench processes) are removed when the first is made."""
+    global _view
+    if _view is None or _view[0] != os.getpid():  # a forked child makes its own (see _remove_view_dir)
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        base = shm or tempfile.gettempdir()
+        _sweep_stale(base)
+        path = tempfile.mkdtemp(prefix=f"kbench-view-{os.getpid()}-", dir=base)
+        os.chmod(path, 0o755)
+        _view = (os.getpid(), path)
+        atexit.register(_remove_view_dir, os.getpid(), path)
+    return _view[1]
+
+
+def _remove_view_dir(owner: int, path: str) -> None:
+    if os.getpid() == owner:  # not in a forked child that happens to run exit handlers
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _sweep_stale(base: str) -> None:
     """Remove sandbox directories left by kbench processes that no longer exist (killed, say)."""
-    global _swept
-    if _swept:
-        return
-    _swept = True
     try:
         names = os.listdir(base)
     except OSError:
         return
     for name in names:
-        m = re.match(r"kbench-(?:candidate|reference)-(\d+)-", name)
+        m = re.match(r"kbench-(?:view|candidate|reference)-(\d+)-", name)
         if m and not _alive(int(m.group(1))):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
@@ -284,29 +315,26 @@ class Worker:
                  blas_threads: int = 1, cpu: int | None = None, stopped: bool | None = None) -> None:
         self.role = role
         self.stops = role == "candidate" if stopped is None else stopped
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        _sweep_stale(shm or tempfile.gettempdir())
-        # The warden mounts the worker's filesystem view here, in its own mount namespace.
-        self.workdir = tempfile.mkdtemp(prefix=f"kbench-{role}-{os.getpid()}-", dir=shm)
-        os.chmod(self.workdir, 0o755)
         self.hello: P.Hello | None = None
         self.pid = 0  # the worker's pid, once the warden has said it
         self._paused = False
         self._mapped: dict[str, int] = {}  # arena kind -> id of the arena mapped
-        cfg = {"role": role, "workdir": self.workdir, "memory_limit_mb": memory_limit_mb,
-               "blas_threads": blas_threads, "cpu": cpu, "harness": TEST_HARNESS if role == "candidate" else None}
         ctx = _context()
+        cfg = {"role": role, "view_dir": _view_dir(), "memory_limit_mb": memory_limit_mb,
+               "blas_threads": blas_threads, "cpu": cpu, "harness": TEST_HARNESS if role == "candidate" else None}
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker.main, args=(child, cfg), daemon=True, name=f"kbench-{role}")
         self.proc.authkey = os.urandom(32)  # the process object carries a key too: not the grader's
         try:
             with _ctx_lock, no_main_module(), sanitized_preparation():
                 self.proc.start()
-        except BaseException:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise
         finally:
             child.close()
+        # multiprocessing ends the daemonic children left at its exit with SIGTERM (``_popen.terminate``), then
+        # joins them. As root the process it started is the worker itself, pid 1 of its pid namespace, which no
+        # SIGTERM from outside reaches (and a candidate may ignore it anyway): it must be SIGKILL.
+        popen = self.proc._popen  # type: ignore[attr-defined]
+        popen.terminate = popen.kill
         self._fd = self.conn.fileno()
         os.set_blocking(self._fd, False)
         self._fd_sock = socket.socket(fileno=os.dup(self._fd))  # passes arena descriptors
@@ -327,7 +355,7 @@ class Worker:
         WorkerError."""
         deadline = _Deadline(timeout)
         with self._ending_on_error():
-            self._ready(deadline)
+            self._ready(deadline, stop=False)  # the request follows at once (see _ready)
             self._send_frame(self._frame(request), deadline)  # while stopped: one wake-up, by the SIGCONT
             self._continue()
             if fd is not None:
@@ -414,8 +442,11 @@ class Worker:
         assert self.hello is not None
         return self.hello
 
-    def _ready(self, deadline: _Deadline) -> None:
-        """The warden's and the worker's first frames: the worker's pid, then its layer report."""
+    def _ready(self, deadline: _Deadline, stop: bool = True) -> None:
+        """The warden's and the worker's first frames: the worker's pid, then its layer report; then the worker
+        is stopped, as after every reply. ``stop=False`` when a request is sent at once: until its first
+        request the worker has run nothing of a candidate's (it waits in ``recv``), and a stop and a continue
+        would cost its first answer two wake-ups."""
         if self.hello is not None:
             return
         if not self.pid:
@@ -429,7 +460,8 @@ class Worker:
         if not isinstance(hello, P.Hello):
             raise P.ProtocolError("the worker did not start with its layer report")
         self.hello = hello
-        self._stop()
+        if stop:
+            self._stop()
 
     # -- what the grader reads about the worker, from outside it ------------------------------------
 
@@ -460,9 +492,9 @@ class Worker:
             pass  # gone: the next request reports it
 
     def _warden_alive(self) -> bool:
-        # The worker's pid is safe to signal only while the warden lives: it has not reaped the worker, so
-        # the pid cannot have been reused. (A poll of the warden's sentinel: multiprocessing's own exitcode
-        # builds a selector per call, ~15 us.)
+        # The worker's pid is safe to signal only while the process multiprocessing started (the worker itself,
+        # or its warden, which reaps it) is not reported gone: until then the pid has not been reused. (A poll of
+        # that process's sentinel: multiprocessing's own exitcode builds a selector per call, ~15 us.)
         return bool(self.pid) and not self.dead and not self._sentinel.poll(0)
 
     def _signal(self, sig: int) -> None:
@@ -678,7 +710,7 @@ class Worker:
 
     def close(self) -> None:
         # A worker holds nothing worth a graceful exit (no files, no buffers to flush): kill it at once, and let
-        # its warden reap it and exit (killing the warden first would leave the worker to the system's init).
+        # the fork server (or its warden) reap it (killing a warden first would leave the worker to init).
         self._signal(signal.SIGKILL)
         self.dead = True
         for path in list(self._stat_fds):
@@ -691,13 +723,12 @@ class Worker:
         _reaper().put(self)  # waiting for the warden to exit is nobody's critical path (~4 ms a worker)
 
     def reap(self) -> None:
-        """Wait for the killed worker's warden to exit (killing it too if it lingers), then remove the
-        worker's directory. The reaper thread does this for every closed worker."""
+        """Wait for the killed worker's warden to exit (killing it too if it lingers). The reaper thread does
+        this for every closed worker."""
         self.proc.join(1.0)
         if self.proc.exitcode is None:
             self._kill()
             self.proc.join(1.0)
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "Worker":
         return self

@@ -305,7 +305,8 @@ def _native_names() -> dict[str, Any]:
 
 
 def main(conn: Any, cfg: dict[str, Any]) -> None:
-    """The fork server's entry point: the warden's steps, the fork, the worker's steps, then the loop."""
+    """The fork server's entry point: the confinement steps (``confine.enter``: in a warden and the worker it
+    forks, or in the worker alone), then the loop."""
     fds = socket.socket(fileno=os.dup(conn.fileno()))  # receives arena descriptors (SCM_RIGHTS)
     _quiet_stdio()
     _same_allocator_everywhere()
