@@ -298,7 +298,10 @@ def test_a_sample_the_machinery_failed_is_reported_not_stored(data_dir: Path) ->
 def test_ctrl_c_stops_a_run_in_one_line(data_dir: Path) -> None:
     env = {**os.environ, "KBENCH_DATA_DIR": str(data_dir)}
     cmd = [sys.executable, "-m", "kbench_cli.cli", "grade", str(TOY), "--correctness-only", "--workers", "2"]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    # Ctrl-C reaches kbench as from a terminal: a test run started in the background of a script (as `cmd &`)
+    # inherits SIGINT ignored, and kbench rightly keeps an ignored SIGINT ignored.
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     for line in proc.stderr:
         if line.startswith("[2/"):
@@ -306,7 +309,7 @@ def test_ctrl_c_stops_a_run_in_one_line(data_dir: Path) -> None:
             break
     rest = proc.stderr.read()
     proc.stderr.close()
-    assert proc.wait(60) == 130
+    assert proc.wait(60) == 130, rest[-500:]
     assert "kbench: interrupted" in rest and "Traceback" not in rest
 
 
