@@ -31,6 +31,8 @@ if __name__ == "__main__":
     import time
     from collections import defaultdict
 
+    from _common import clocked
+
     from kbench.sandbox import protocol as P
     from kbench.sandbox import server
 
@@ -79,15 +81,6 @@ if __name__ == "__main__":
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     out["import"] = time.perf_counter() - t
 
-    def clocked(fn, label):  # type: ignore[no-untyped-def]
-        def kernel(*a, **kw):  # type: ignore[no-untyped-def]
-            t0 = time.perf_counter()
-            try:
-                return fn(*a, **kw)
-            finally:
-                floor[label] += time.perf_counter() - t0
-        return kernel
-
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink):
         t = time.perf_counter()
@@ -106,10 +99,10 @@ if __name__ == "__main__":
 
         def load_clocked(*a, **kw):  # type: ignore[no-untyped-def]
             fwd, init, err = load(*a, **kw)
-            return (clocked(fwd, "demo 4: candidates' forward (in-process)") if fwd else fwd), init, err
+            return (clocked(fwd, floor, "demo 4: candidates' forward (in-process)") if fwd else fwd), init, err
 
         mod.load_candidate = load_clocked
-        Task.ref_fn = lambda self: clocked(ref_fn(self), "demo 4: references' forward (in-process)")  # type: ignore
+        Task.ref_fn = lambda self: clocked(ref_fn(self), floor, "demo 4: references' forward (in-process)")  # type: ignore
         try:
             t = time.perf_counter()
             mod.demo4_tests()

@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 
 if __name__ == "__main__":
-    from _common import ROOT, console, footer, header, verdict
+    from _common import ROOT, clocked, console, footer, header, verdict
     from rich.table import Table
 
 TARGET_SHARE = 0.10
@@ -204,16 +204,7 @@ def share_of_evaluation(quick: bool):  # noqa: ANN201
     # reference buffer is reused) come from it directly.
     orig_judge, orig_facts = judging.judge, judging.trial_facts
 
-    def clocked(name, fn):  # noqa: ANN001, ANN202
-        def run(*a, **kw):  # noqa: ANN002, ANN003, ANN202
-            t0 = time.perf_counter()
-            try:
-                return fn(*a, **kw)
-            finally:
-                spent[name] += time.perf_counter() - t0
-        return run
-
-    judging.judge, judging.trial_facts = clocked("judge", orig_judge), clocked("facts", orig_facts)
+    judging.judge, judging.trial_facts = clocked(orig_judge, spent, "judge"), clocked(orig_facts, spent, "facts")
     assert pipeline.judging is judging  # the pipeline calls them through the module: it sees the clocked ones
     g = kbench.Grader(seed=7)
     wall = 0.0

@@ -21,7 +21,7 @@ import types
 from collections import defaultdict
 
 if __name__ == "__main__":
-    from _common import ROOT, footer, header, verdict
+    from _common import ROOT, clocked, footer, header, verdict
     from rich.table import Table
 
 TARGET_SHARE = 0.10
@@ -49,15 +49,7 @@ def old_judging(rev: str) -> types.ModuleType:
 def clock(mod: types.ModuleType, side: str, spent: dict) -> None:
     """Wrap the module's clocked functions in place (``facts_for`` calls ``trial_facts`` through the module)."""
     for name in CLOCKED:
-        fn = getattr(mod, name)
-
-        def run(*a, _fn=fn, _key=(side, name), **kw):  # noqa: ANN002, ANN003, ANN202
-            t0 = time.perf_counter()
-            try:
-                return _fn(*a, **kw)
-            finally:
-                spent[_key] += time.perf_counter() - t0
-        setattr(mod, name, run)
+        setattr(mod, name, clocked(getattr(mod, name), spent, (side, name)))
 
 
 def main() -> int:
