@@ -252,3 +252,23 @@ def test_candidate_stdout_is_kept_capped_and_escaped():
     line = next(e.message for e in events if e.step == "stdout")
     assert line.startswith("printed: step one") and "more characters" in line
     assert r.to_dict()["stdout"] == r.stdout
+
+
+def test_the_grading_process_uses_one_blas_thread_while_it_grades_and_restores_it(grader):
+    # An idle OpenBLAS thread spins after each call: while grading, the grading process's own BLAS must not have
+    # one (it preempted judging and was free to spin on the timing core); the caller's setting comes back after.
+    import kbench
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+    with threadpool_limits(2, "blas"):
+        before = blas_threads()
+        r = kbench.evaluate("L2_matmul_sum", kbench.TASK["L2_matmul_sum"].ref_src, kbench.HARDENED, "ref",
+                            dists=("normal",), grader=grader, on_event=lambda e: seen.append(blas_threads()))
+        after = blas_threads()
+    assert r.status == "correct", r.message
+    assert seen and all(s == {1} for s in seen), seen
+    assert after == before

@@ -216,3 +216,54 @@ def test_row_tolerance_takes_a_sparse_rows_scale_from_its_nonzero_values_in_any_
     tol = row_atol(ref, 1e-2, 1e-2)[:, 0]
     rms = np.sqrt(np.square(ref.astype(np.float64)).sum(axis=1) / np.count_nonzero(ref, axis=1))
     assert np.allclose(tol, np.clip(4 * 1e-2 * rms, 1e-8, 1e-2), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["close", "one_bad_element", "sparse_rows", "nan"])
+def test_a_timed_outputs_judgement_without_relative_error_has_the_same_verdict(kind):
+    # rel=False skips the relative-error passes (timed outputs): the verdict and max abs error must not change.
+    rng = np.random.default_rng(11)
+    ref = rng.standard_normal((300, 257)).astype(np.float32)
+    if kind == "sparse_rows":
+        ref[::3, 5:] = 0
+    out = ref * np.float32(1 + 1e-4)
+    if kind == "one_bad_element":
+        out[123, 45] += 0.5
+    if kind == "nan":
+        out[7, 7] = np.nan
+    full = compare(out, ref, 1e-2, 1e-2)
+    quick = compare(out, ref, 1e-2, 1e-2, rel=False)
+    assert (quick.ok, quick.message) == (full.ok, full.message)
+    assert quick.max_abs_err == full.max_abs_err or math.isnan(full.max_abs_err)
+    assert full.ok is (kind in ("close", "sparse_rows"))
+
+
+@pytest.mark.parametrize("excess, ok", [(0.0, True), (0.45e-3, True), (0.99e-3, True), (1.2e-3, False), (math.nan, False)])
+def test_rows_sum_to_one_agrees_with_a_float64_sum_at_the_limit(excess, ok):
+    # The float32 matrix-vector fast path decides only far inside the limit; near it the float64 sum decides.
+    rng = np.random.default_rng(5)
+    p = rng.random((64, 1000)).astype(np.float64)
+    p /= p.sum(axis=1, keepdims=True)
+    p[17] *= 1 + excess
+    out = p.astype(np.float32)
+    check = judging.PROPERTIES["rows_sum_to_one"](out, out, {}, {}, 1e-2)
+    exact = np.abs(out.astype(np.float64).sum(axis=1) - 1).max()
+    assert check.ok is ok and (check.ok is bool(exact <= judging.SUM_TOL))
+
+
+@pytest.mark.parametrize("params", [{}, {"gamma": None, "beta": None}])
+def test_layer_norm_row_moments_match_a_float64_computation(params):
+    rng = np.random.default_rng(9)
+    y = (rng.standard_normal((130, 96)) * 2 + 0.5).astype(np.float32)
+    if params:
+        gamma = rng.uniform(-2, 2, 96).astype(np.float32)
+        gamma[:10] = 0.1  # dropped: |gamma| < 0.25
+        params = {"gamma": gamma, "beta": rng.standard_normal(96).astype(np.float32)}
+    g = np.asarray(params.get("gamma", 1.0), np.float64) * np.ones(96)
+    b = np.asarray(params.get("beta", 0.0), np.float64) * np.ones(96)
+    keep = np.abs(g) >= 0.25
+    z = ((y.astype(np.float64) - b) / g)[:, keep]
+    mean, var = judging._row_moments(y, params)
+    np.testing.assert_allclose(mean, z.mean(axis=1), atol=1e-5)
+    np.testing.assert_allclose(var, z.var(axis=1), rtol=1e-4)
+    y[3, 50] = np.nan
+    assert np.isnan(judging._row_moments(y, params)[1][3])

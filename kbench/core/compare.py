@@ -148,19 +148,22 @@ def _as_rows(ref: np.ndarray, a: int) -> tuple[int, int, bool]:
 # ---------------------------------------------------------------------------------------- the fast scan
 
 def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, atol: float,
-               tol_rows: np.ndarray | None, tol_cols: np.ndarray | None, scale_rows: bool) -> tuple[bool, float, float, float]:
+               tol_rows: np.ndarray | None, tol_cols: np.ndarray | None, scale_rows: bool,
+               rel: bool = True) -> tuple[bool, float, float, float]:
     """Rows r0:r1 of the 2-D views, in blocks: (every element within tolerance, max abs err, max rel err,
     the smallest row tolerance used). NaN/inf anywhere: False (the exact path words it).
 
     Per block: |out - ref| and its max, |ref| (and its row means when the rows' scales are not given), the
     relative error; the element-wise tolerance test itself runs only when the block's worst error exceeds
-    its smallest row tolerance (an honest output's errors sit far below it, so it rarely does)."""
+    its smallest row tolerance (an honest output's errors sit far below it, so it rarely does).
+    ``rel=False``: no relative error (NaN; three passes fewer: a timed output's judgement needs only the verdict)."""
     L = a2.shape[1]
     step = max(1, BLOCK // max(L, 1))
     rows = min(step, r1 - r0)
     d = np.empty((rows, L), b2.dtype)
     m = np.empty((rows, L), b2.dtype)
-    max_abs = max_rel = 0.0
+    max_rel = 0.0 if rel else math.nan
+    max_abs = 0.0
     min_tol = math.inf
     ok = True
     with np.errstate(all="ignore"):
@@ -172,11 +175,12 @@ def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, at
             m_abs = float(dd.max())
             if not math.isfinite(m_abs):
                 return False, m_abs, m_abs, min_tol
-            np.abs(b2[s:s + e], out=mm)  # |ref|
+            if rel:
+                np.abs(b2[s:s + e], out=mm)  # |ref|
             if scale_rows:  # the rows' own scales, from the block already in cache
                 bb = b2[s:s + e]
                 sq = (bb[:, None, :] @ bb[:, :, None]).reshape(e)  # row sums of squares (batched BLAS dots)
-                if float(mm.min()) > 0:  # no zeros (the usual case): the RMS over the row's length
+                if float(mm.min()) > 0 if rel else bool(bb.all()):  # no zeros (usual): the RMS over the row's length
                     sq *= np.float32(1.0 / L)
                 else:  # the RMS of the nonzero values
                     sq /= np.maximum(np.count_nonzero(bb, axis=1), 1).astype(np.float32)
@@ -189,16 +193,18 @@ def _scan_rows(a2: np.ndarray, b2: np.ndarray, r0: int, r1: int, rtol: float, at
             min_tol = min(min_tol, t_min)
             max_abs = max(max_abs, m_abs)
             if ok and m_abs > t_min * (1 - 1e-5):  # the full test: |out - ref| - rtol*|ref| <= tol
+                if not rel:
+                    np.abs(b2[s:s + e], out=mm)
                 v = np.multiply(mm, rtol)
                 np.subtract(dd, v, out=v)
                 ok = bool((v <= np.asarray(tol) * (1 - 1e-5)).all())
-            # relative error; x/0 is inf and 0/0 NaN, which fmax skips
-            max_rel = max(max_rel, float(np.fmax.reduce(np.divide(dd, mm, out=mm), axis=None)))
+            if rel:  # relative error; x/0 is inf and 0/0 NaN, which fmax skips
+                max_rel = max(max_rel, float(np.fmax.reduce(np.divide(dd, mm, out=mm), axis=None)))
     return ok, max_abs, max_rel, min_tol
 
 
 def _scan(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float, tol: np.ndarray | None,
-          axis: int) -> tuple[bool, float, float, float]:
+          axis: int, rel: bool = True) -> tuple[bool, float, float, float]:
     """The whole output in row blocks, split over up to two threads (numpy releases the GIL)."""
     R, L, rows_last = _as_rows(ref, axis)
     a2, b2 = out.reshape(R, L), ref.reshape(R, L)
@@ -218,9 +224,10 @@ def _scan(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float, tol: np.nd
             b = np.ascontiguousarray(np.broadcast_to(full, ref.shape))
             return _scan_full(out, ref, rtol, b)
     parts = parallel.split(R, min_items=max(1, (1 << 18) // max(L, 1)))
-    res = parallel.map_(lambda p: _scan_rows(a2, b2, p[0], p[1], rtol, atol, tol_rows, tol_cols, scale_rows), parts)
+    res = parallel.map_(lambda p: _scan_rows(a2, b2, p[0], p[1], rtol, atol, tol_rows, tol_cols, scale_rows, rel),
+                        parts)
     ok = all(r[0] for r in res)
-    return ok, max(r[1] for r in res), max(r[2] for r in res), min(r[3] for r in res)
+    return ok, max(r[1] for r in res), max(r[2] for r in res) if rel else math.nan, min(r[3] for r in res)
 
 
 def _scan_full(out: np.ndarray, ref: np.ndarray, rtol: float, tol: np.ndarray) -> tuple[bool, float, float, float]:
@@ -252,7 +259,7 @@ def _exact_failure(name: str, detail: str) -> Comparison:
 
 
 def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2, exact: bool = True,
-            axis: int | None = None, tol: np.ndarray | None = None) -> Comparison:
+            axis: int | None = None, tol: np.ndarray | None = None, rel: bool = True) -> Comparison:
     """Judge ``out`` against ``ref``.
 
     exact=True (hardened): exactly ``np.ndarray`` (a subclass or array-like could lie to a comparison),
@@ -260,7 +267,8 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     |out - ref| <= atol_row + rtol*|ref| everywhere, ``atol_row`` per row along ``axis`` (see the module
     docstring; ``tol`` passes it precomputed, keepdims, e.g. from a trial's cached facts). One blocked
     in-cache pass over both arrays (two threads on large outputs); the exact whole-array path runs only
-    when that pass fails, to word the message.
+    when that pass fails, to word the message. ``rel=False``: a passing output's max relative error is not
+    computed (NaN; a timed output's judgement needs the verdict, not the figure).
 
     exact=False (naive, KernelBench v0): shape equality, then ``np.allclose``.
     """
@@ -289,7 +297,7 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     a = row_axis(ref.shape, axis)
     if ref.size == 0:
         return Comparison(True, "max abs err 0", 0.0, 0.0, False, _passed_checks("max abs err 0"))
-    passed, max_abs, max_rel, min_tol = _scan(out, ref, rtol, atol, tol, a)
+    passed, max_abs, max_rel, min_tol = _scan(out, ref, rtol, atol, tol, a, rel)
     degenerate = min_tol < atol * (1 - 1e-6)  # tolerances are float32
     if passed:
         msg = f"max abs err {max_abs:.2g}" + (" (degenerate: scale-aware)" if degenerate else "")

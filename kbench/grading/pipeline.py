@@ -132,6 +132,7 @@ class _Run:
         self.rng = np.random.default_rng([grader.seed, 7, secrets.randbits(32)])
         self.kernel_s = 0.0  # kernel time this run measured (candidate and reference calls it made)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
+        self.judging_s = 0.0  # judging on the run's critical path: judgements, and waits for a trial's facts
         self.isolation: tuple[str, ...] = ()  # the OS layers the candidate's worker applied
         self.breaches: dict[str, str] = {}  # defence -> first breach, for the defences a run goes on past
         self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
@@ -301,7 +302,8 @@ class _Run:
             status = breach_status(first)
         result = Result(self.task.name, self.name, self.mode.name, self.mode.dists, status, msg, self.trials,
                         self.timing, time.perf_counter() - self.t_start)
-        result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s}
+        result.overhead = {"wall_s": result.elapsed, "kernel_s": self.kernel_s, "worker_start_s": self.start_s,
+                           "judging_s": self.judging_s}
         result.isolation = self.isolation
         result.stdout = printed
         result.breaches = dict(self.breaches)
@@ -579,15 +581,24 @@ class HardenedRun(_Run):
         """The mode's judgement: every check of ``kbench.core.judging`` with the trial's facts (timed outputs get
         the same checks, without the predictor table); a failure on tolerance checks only gets the float64
         second opinion when the mode asks for it. Without the exact-output defence: KernelBench's allclose."""
+        t0 = time.perf_counter()
+        try:
+            return self._compare(out, ref, x, params, facts)
+        finally:
+            self.judging_s += time.perf_counter() - t0
+
+    def _compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
+                 facts: judging.TrialFacts | None) -> Comparison:
         if not self.mode.has("exact_output"):
             return compare(out, ref, self.mode.atol, self.mode.rtol, exact=False)
-        if facts is None:  # a timed output: its reference buffer is reused, so its facts are not cached
+        timed = facts is None
+        if timed:  # a timed output: its reference buffer is reused, so its facts are not cached
             facts = judging.trial_facts(self.task, ref, x, params, self.mode.atol, self.mode.rtol, predictors=False)
         if not self.mode.has("centred_checks") or not self.mode.has("property_checks"):
             facts = dataclasses.replace(facts, centred=facts.centred if self.mode.has("centred_checks") else (),
                                         properties=facts.properties if self.mode.has("property_checks") else ())
         exact = (lambda: self.g.exact_reference(self.task, x, params)) if self.mode.has("float64_recheck") else None
-        return judging.judge(out, ref, facts, x, params, exact)
+        return judging.judge(out, ref, facts, x, params, exact, rel=not timed)
 
     # -- correctness -------------------------------------------------------------------------------
 
@@ -631,7 +642,9 @@ class HardenedRun(_Run):
                 k = self.call_candidate(specs, pset_id, stale=truth.out)
                 if isinstance(k.reply, P.Called):
                     self.kernel_s += k.wall_ns / 1e9
-                facts = job.result() if job is not None else None
+                t0 = time.perf_counter()
+                facts = job.result() if job is not None else None  # computed beside the call: only a wait counts
+                self.judging_s += time.perf_counter() - t0
                 c = self.judge(k, truth.out, f"trial {i + 1} ({dist})", "trial", truth.x, params, facts)
             except _Verdict as v:  # keep the trial that ended the run: views know where it failed
                 self.trials.append(Trial(i, dist, pset, False, v.msg))
@@ -798,6 +811,6 @@ def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand
     if dists is not None:
         m = m.with_dists(tuple(dists))
     g = grader or default_grader()
-    with g.lock:
+    with g.lock, parallel.one_blas_thread():
         return PROCEDURES[m.procedure](g, t, src, m, cand_name, on_event, cancel, timing_lane).execute()
 
