@@ -37,7 +37,6 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from kbench.core import parallel
 from kbench.core.compare import (FLOAT32_NOISE_FACTOR, Check, Comparison, _atol_of_scale, compare, reference_noise,
                                  row_atol, row_axis)
 
@@ -185,7 +184,7 @@ def _row_moments(y: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
                 zb *= inv
             np.matmul(zb, keep, out=s1[a:b])
             s2[a:b] = (zb[:, None, :] @ zb[:, :, None]).reshape(-1)  # row dots (batched BLAS); dropped: 0
-    parallel.map_(rows, parallel.split(y2.shape[0], step))
+    rows((0, y2.shape[0]))  # one thread, as compare's scan (blocks of microseconds: two threads queue on the GIL)
     shape = y.shape[:-1]
     mean = s1.astype(np.float64).reshape(shape) / n
     var = s2.astype(np.float64).reshape(shape) / n - mean * mean
@@ -358,7 +357,7 @@ _CENTRED_BLOCK = 1 << 16
 
 def _centred_ok(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> bool:
     """Whether ``_centred_errors`` is within its limit everywhere: the same float32 arithmetic, element by
-    element, in blocks of whole leading-axis slices that stay in cache (two threads on large outputs), so a
+    element, in blocks of whole leading-axis slices that stay in cache, so a
     passing output costs no full-size temporaries. Only a failure builds the full arrays, for its words."""
     mu_o = out.mean(axis=cen.axis, keepdims=True, dtype=np.float64)
     shift = (mu_o - cen.mean).astype(np.float32)
@@ -384,7 +383,7 @@ def _centred_ok(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> 
                     return False
         return True
 
-    return all(parallel.map_(scan, parallel.split(n0, max(step, (1 << 18) // max(ref.size // max(n0, 1), 1)))))
+    return scan((0, n0))  # one thread, as compare's scan
 
 
 def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
