@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from kbench.sandbox import layers
 from kbench.sandbox.layers import fsview, identity, landlock, namespaces, rlimits, seccomp
 from kbench.sandbox.layers.namespaces import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUTS
 
@@ -205,7 +206,7 @@ def _tasks(ctx: Context) -> None:
 
 def _death_signal(ctx: Context) -> None:
     # After every credential change: the kernel clears the parent-death signal when credentials change.
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    layers.die_with_parent()
 
 
 def _no_new_privs(ctx: Context) -> None:
@@ -331,7 +332,7 @@ def enter(cfg: dict[str, Any], keep_fds: Iterable[int], announce: Callable[[int]
     pid = os.fork()
     if pid:  # the warden
         os.close(go_r)
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # die with the fork server
+        layers.die_with_parent()  # with the fork server
         try:
             announce(pid)
             os.write(go_w, pid.to_bytes(8, "little"))
@@ -352,7 +353,7 @@ def enter(cfg: dict[str, Any], keep_fds: Iterable[int], announce: Callable[[int]
 
 def _enter_as_pid1(ctx: Context, announce: Callable[[int], None]) -> Context:
     ctx.pid1 = True
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # die with the fork server (set again after the identity change)
+    layers.die_with_parent()  # with the fork server (set again after the identity change)
     try:
         ctx.outer_pid = int(os.readlink("/proc/self"))  # the fork server's /proc: this process's pid outside
     except (OSError, ValueError):

@@ -22,3 +22,12 @@ def check(rc: int, what: str) -> None:
     if rc != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"{what}: {os.strerror(e)}")
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the thread that forked it ends (``PR_SET_PDEATHSIG``). The kernel clears it
+    at every credential change: set it again after one."""
+    libc().prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL
