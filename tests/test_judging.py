@@ -267,3 +267,18 @@ def test_layer_norm_row_moments_match_a_float64_computation(params):
     np.testing.assert_allclose(var, z.var(axis=1), rtol=1e-4)
     y[3, 50] = np.nan
     assert np.isnan(judging._row_moments(y, params)[1][3])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rows_sum_to_one_on_signed_rows_is_decided_by_the_exact_sum(seed):
+    # Signed rows cancel: a float32 sum of values of 1e4 is off by ~1e-3, the whole tolerance. Such rows (and any
+    # row near the limit) must be decided by the float64 sum of the values the kernel returned.
+    rng = np.random.default_rng(seed)
+    big = rng.uniform(5e3, 2e4, (32, 512))
+    rows = np.concatenate([big, -big], axis=1)
+    rows = rng.permuted(rows, axis=1)
+    rows[:, 0] += 1 + rng.uniform(-3e-3, 3e-3, 32)  # exact sums straddle the limit
+    out = rows.astype(np.float32)
+    check = judging.PROPERTIES["rows_sum_to_one"](out, out, {}, {}, 1e-2)
+    exact = np.abs(out.astype(np.float64).sum(axis=1) - 1).max()
+    assert check.ok is bool(exact <= judging.SUM_TOL)
