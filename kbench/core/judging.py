@@ -168,7 +168,8 @@ def _row_moments(y: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
     beta = np.broadcast_to(np.asarray(params.get("beta", 0.0), np.float32), y.shape[-1:])
     keep = (np.abs(gamma) >= 0.25).astype(np.float32)
     identity = bool((gamma == 1).all() and (beta == 0).all())  # the default parameters: z is y itself
-    inv = np.where(keep > 0, np.float32(1) / gamma, np.float32(0)).astype(np.float32)  # dropped features: 0
+    with np.errstate(divide="ignore"):  # a gamma of 0 is dropped below
+        inv = np.where(keep > 0, np.float32(1) / gamma, np.float32(0)).astype(np.float32)  # dropped features: 0
     n = max(float(keep.sum()), 1.0)
     L = y.shape[-1] if y.ndim else 1
     y2 = y.reshape(-1, L)
@@ -176,23 +177,20 @@ def _row_moments(y: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
     s2 = np.empty(y2.shape[0], np.float32)
     step = max(1, _MOMENT_BLOCK // max(L, 1))
 
-    def rows(part: tuple[int, int]) -> None:
-        # Row blocks that stay in cache, as few passes as the parameters allow (the timed outputs of layer
-        # norm are judged on every pair): a shift and a scale (none for the default parameters; a dropped
-        # feature scaled to 0), then the row sums and the row sums of squares as BLAS products.
-        r0, r1 = part
-        z = np.empty((min(step, max(r1 - r0, 1)), L), np.float32)
-        for a in range(r0, r1, step):
-            b = min(r1, a + step)
-            if identity:
-                zb = y2[a:b]
-            else:
-                zb = z[: b - a]
-                np.subtract(y2[a:b], beta, out=zb, dtype=np.float32)
-                zb *= inv
-            np.matmul(zb, keep, out=s1[a:b])
-            s2[a:b] = (zb[:, None, :] @ zb[:, :, None]).reshape(-1)  # row dots (batched BLAS); dropped: 0
-    rows((0, y2.shape[0]))  # one thread, as compare's scan (blocks of microseconds: two threads queue on the GIL)
+    # Row blocks that stay in cache, as few passes as the parameters allow (the timed outputs of layer norm are
+    # judged on every pair): a shift and a scale (none for the default parameters; a dropped feature scaled to
+    # 0), then the row sums and the row sums of squares as BLAS products. One thread, as compare's scan.
+    z = np.empty((min(step, max(y2.shape[0], 1)), L), np.float32)
+    for a in range(0, y2.shape[0], step):
+        b = min(y2.shape[0], a + step)
+        if identity:
+            zb = y2[a:b]
+        else:
+            zb = z[: b - a]
+            np.subtract(y2[a:b], beta, out=zb, dtype=np.float32)
+            zb *= inv
+        np.matmul(zb, keep, out=s1[a:b])
+        s2[a:b] = (zb[:, None, :] @ zb[:, :, None]).reshape(-1)  # row dots (batched BLAS); dropped: 0
     shape = y.shape[:-1]
     mean = s1.astype(np.float64).reshape(shape) / n
     var = s2.astype(np.float64).reshape(shape) / n - mean * mean
@@ -365,7 +363,7 @@ _CENTRED_BLOCK = 1 << 16
 
 def _centred_ok(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> bool:
     """Whether ``_centred_errors`` is within its limit everywhere: the same float32 arithmetic, element by
-    element, in blocks of whole leading-axis slices that stay in cache, so a
+    element, in blocks of whole leading-axis slices that stay in cache (one thread, as compare's scan), so a
     passing output costs no full-size temporaries. Only a failure builds the full arrays, for its words."""
     mu_o = out.mean(axis=cen.axis, keepdims=True, dtype=np.float64)
     shift = (mu_o - cen.mean).astype(np.float32)
@@ -375,23 +373,19 @@ def _centred_ok(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float) -> 
     def part(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
         return a if a.shape[0] == 1 else a[lo:hi]
 
-    def scan(bounds: tuple[int, int]) -> bool:
-        r0, r1 = bounds
-        with np.errstate(all="ignore"):
-            for lo in range(r0, r1, step):
-                hi = min(r1, lo + step)
-                err = np.subtract(out[lo:hi], ref[lo:hi], dtype=np.float32)
-                err -= part(shift, lo, hi)
-                np.abs(err, out=err)
-                limit = np.subtract(ref[lo:hi], part(cen.mean, lo, hi))
-                np.abs(limit, out=limit)
-                limit *= np.float32(rtol)
-                limit += part(cen.tol, lo, hi)
-                if not bool((err <= limit).all()):
-                    return False
-        return True
-
-    return scan((0, n0))  # one thread, as compare's scan
+    with np.errstate(all="ignore"):
+        for lo in range(0, n0, step):
+            hi = min(n0, lo + step)
+            err = np.subtract(out[lo:hi], ref[lo:hi], dtype=np.float32)
+            err -= part(shift, lo, hi)
+            np.abs(err, out=err)
+            limit = np.subtract(ref[lo:hi], part(cen.mean, lo, hi))
+            np.abs(limit, out=limit)
+            limit *= np.float32(rtol)
+            limit += part(cen.tol, lo, hi)
+            if not bool((err <= limit).all()):
+                return False
+    return True
 
 
 def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
