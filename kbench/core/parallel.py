@@ -1,6 +1,7 @@
-"""Two-thread helpers for kbench's own array work (input draws, judging): numpy releases the GIL inside
-ufuncs and the bit generators' raw draws, so splitting one large pass in two halves its wall time on a
-2-core machine. Small arrays stay on the calling thread (a hand-off costs ~20-50 us)."""
+"""The grading process's own threads. Two-thread helpers for its large array passes (input draws): numpy
+releases the GIL inside the bit generators' raw draws, so splitting one large pass in two halves its wall time
+on a 2-core machine. Small arrays stay on the calling thread (a hand-off costs ~20-50 us), and so do judging's
+passes, whose blocks are too short to gain from a split. ``one_blas_thread``: its BLAS while it grades."""
 
 from __future__ import annotations
 

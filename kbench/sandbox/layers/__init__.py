@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 
 
 def libc() -> ctypes.CDLL:
@@ -30,4 +31,4 @@ PR_SET_PDEATHSIG = 1
 def die_with_parent() -> None:
     """SIGKILL this process when the thread that forked it ends (``PR_SET_PDEATHSIG``). The kernel clears it
     at every credential change: set it again after one."""
-    libc().prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL
+    libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
