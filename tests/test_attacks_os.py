@@ -9,7 +9,7 @@ reads what it printed and how it ended.
 
 Each attack runs four times: naive, hardened, hardened with the static gate and the worker's audit hook
 off (the OS layers and the grader must stop it on their own), and in the native harness (gate and audit
-hook off, ``ctypes`` and raw syscalls in the candidate's namespace). Whatever the mode, the user's machine and the grading process are protected:
+hook off, ``ctypes`` and raw syscalls in the candidate's namespace); a G file skips naive (``_runs``). Whatever the mode, the user's machine and the grading process are protected:
   * the grading process exits normally, within the evaluation's time-out plus a margin, still able to
     grade the reference afterwards, and its peak RSS stays under 1 GiB;
   * no file appears outside the sandbox (markers ``kbench_adv_*`` in /tmp, /var/tmp, /dev/shm);
@@ -215,10 +215,17 @@ def _setup_prefix_config():
 SETUPS = {"page_cache": _setup_page_cache, "prefix_config": _setup_prefix_config}
 
 
+def _runs(a: Attack) -> tuple[str, ...]:
+    """The runs of one attack. A G file's payload is the same S1 write for every evasion: naive (no gate)
+    runs it exactly as gate-off does, so its naive run tests nothing the S1 runs and its own gate-off and
+    native runs do not (15 runs, ~30 s of CI)."""
+    return tuple(r for r in RUNS if not (a.cls == GATE and r == "naive"))
+
+
 def _params():
     out = []
     for a in CANDIDATES:
-        for run in RUNS:
+        for run in _runs(a):
             marks = []
             if run in a.open_in:
                 marks.append(_open_mark(a))
@@ -238,6 +245,32 @@ def test_every_attack_is_in_the_table_and_documented():
         assert not a.setup or a.setup in SETUPS, a.setup
     classes = {a.cls for a in ATTACKS}
     assert classes == {ESCAPE, GATE, REPLY, RESOURCE, DISCOVERY, TERMINAL}, classes
+
+
+def _evicted_again(attack: Attack, run: str, tmp: Path) -> list[str]:
+    """The watched files that lose their pages again when ``attack`` runs a second time.
+
+    The VM's reclaim (DAMON) sweeps by physical address, so now and then a sweep takes every page of a
+    10-page file and none of its control copy (seen once in CI, on an attack that evicts nothing); an
+    attack that evicts does it on every run, a sweep does not come back to the same pages within seconds.
+    """
+    pages = leftovers.PageWatch()
+    undo = SETUPS[attack.setup]() if attack.setup else None
+    before = _markers()
+    (tmp / "again").mkdir(exist_ok=True)
+    try:
+        _grade(attack, run, tmp / "again")
+    finally:
+        if undo is not None:
+            undo()
+        for p in _markers() - before:
+            try:
+                os.remove(p)
+            except OSError:
+                pass
+        sid = _SESSIONS[-1] if _SESSIONS else -1
+        leftovers.kill_all(leftovers.outliving(lambda: leftovers.session_processes(sid)))
+    return pages.evicted()
 
 
 @pytest.mark.parametrize("attack,run", _params())
@@ -270,7 +303,9 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     new_leases = leftovers.leases() - leases_before
     assert not new_leases, f"{where}: a lease was left behind: {sorted(new_leases)}"
     evicted = pages.evicted()
-    assert not evicted, f"{where}: pages every worker maps were evicted: {evicted}"
+    if evicted:
+        evicted = _evicted_again(attack, run, tmp_path)
+    assert not evicted, f"{where}: pages every worker maps were evicted, twice in a row: {evicted}"
     assert proc.returncode == 0 and result is not None, (
         f"{where}: the grading process died (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
     assert canary not in proc.stdout + proc.stderr, f"{where}: the grader's environment leaked: {result['msg'][:200]}"

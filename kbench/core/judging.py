@@ -6,10 +6,14 @@ out once and the grader reuses the facts for every candidate of the session (``f
 next to the grader's cached reference outputs, keyed by the reference array itself):
 
 * **row tolerances**: ``compare``'s per-row absolute tolerance along the task's natural axis;
-* **centred checks**: for every axis along which the output's constant part dominates (offset inputs:
+* **centred checks**: for every slice where the output's constant part dominates (offset inputs:
   outputs near 1000 where the part that depends on the inputs' deviations is O(1), so ``rtol * |ref|``
-  allows ±10), the output's deviation from its own mean along that axis is judged against a tolerance
-  relative to its spread (``CENTRED_TOL`` of the slice's RMS deviation, plus rtol of the deviation);
+  allows ±10; a softmax row at a high temperature, nearly 1/L everywhere), the output's deviation from its
+  own mean along that axis is judged against a tolerance relative to its spread (``CENTRED_TOL`` of the
+  slice's spread, plus rtol of the deviation). Rows are decided one by one; other axes by most of their
+  slices, with spreads robust to a minority of slices offset on their own;
+* **digits**: in a small row (judged at its own scale), no value above ``DIGITS_FLOOR`` of the row's RMS
+  may be off by more than half of itself (zeroed tails, int8 grids);
 * **property checks** the task's math gives cheaply (softmax rows are non-negative and sum to 1, layer
   norm rows have mean 0 and variance 1 before the affine step, attention outputs lie in the range of v,
   a ReLU scaled by s has the sign of s);
@@ -21,7 +25,7 @@ next to the grader's cached reference outputs, keyed by the reference array itse
   log says which a trial rules out; ``TrialFacts.predictors`` is that as data.
 
 ``judge`` then runs every check on an output and records every outcome (``Comparison.checks``): the
-exact checks and closeness (``compare``), the centred checks, the properties. A failure on tolerance
+exact checks and closeness (``compare``), digits, the centred checks, the properties. A failure on tolerance
 checks only gets the float64 second opinion when the caller passes ``exact`` (a function returning the
 float64 reference, asked only then).
 """
@@ -37,8 +41,8 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from kbench.core.compare import (FLOAT32_NOISE_FACTOR, Check, Comparison, _atol_of_scale, compare, reference_noise,
-                                 row_atol, row_axis)
+from kbench.core.compare import (FLOAT32_NOISE_FACTOR, SMALL_ROW_FACTOR, Check, Comparison, _atol_of_scale, compare,
+                                 reference_noise, row_atol, row_axis)
 
 #: Centred tolerance: this fraction of the slice's RMS deviation from its mean. A half: a shortcut that
 #: gets the constant part right and the deviations wrong is off by about one spread; an honest float16
@@ -84,7 +88,7 @@ class TrialFacts:
     atol: float
     rtol: float
     tol: np.ndarray | None = field(repr=False)  # per-row absolute tolerance (keepdims along ``axis``); None:
-    # computed inside compare's pass (timed outputs, whose facts serve one output)
+    # computed inside compare's pass
     centred: tuple[Centred, ...] = ()
     properties: tuple[str, ...] = ()
     predictors: tuple[Predictor, ...] = ()
@@ -255,9 +259,37 @@ PROPERTIES: dict[str, PropertyFn] = {
 
 # ------------------------------------------------------------------------------------------ centred
 
+def _robust_spread(ref: np.ndarray, a: int, rms: np.ndarray) -> np.ndarray:
+    """Each slice's spread along axis ``a``: its RMS deviation, or 1.4826 median absolute deviations (the
+    same for normal values) where that is less, the median taken over at most ROBUST_SAMPLE evenly spaced
+    entries of the slice. A minority of entries with offsets of their own (the offset trial's rows at
+    -500..0 below the rest) make a column's RMS thousands while most of its entries sit within one of each
+    other: judged at half the RMS, the column's deviations could be dropped entirely (a row's mean through W
+    in place of the row, 12-02 audit); the median is not moved by them."""
+    n = ref.shape[a]
+    idx = np.linspace(0, n - 1, min(n, ROBUST_SAMPLE)).astype(int)
+    with np.errstate(all="ignore"):
+        s = np.take(ref, idx, axis=a).astype(np.float64)
+        med = np.median(s, axis=a, keepdims=True)
+        mad = np.median(np.abs(s - med), axis=a, keepdims=True)
+    return np.fmin(rms, 1.4826 * mad)
+
+
+#: Entries of a slice the robust spread looks at.
+ROBUST_SAMPLE = 64
+
+
+def _centred_tol(ref: np.ndarray, a: int, mu: np.ndarray, rms: np.ndarray, robust: bool) -> np.ndarray:
+    """The centred tolerance of each slice along ``a``: CENTRED_TOL of its spread, never below CENTRED_FLOOR
+    of its magnitude."""
+    spread = _robust_spread(ref, a, rms) if robust else rms
+    return np.maximum(CENTRED_TOL * spread, CENTRED_FLOOR * (np.abs(mu) + rms))
+
+
 def _centred_axes(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> list[int]:
-    """The axes (length > 1) where the plain tolerance at a slice's mean value is looser than the centred
-    tolerance of its deviations would be, in most slices (one-pass moments: a decision, not a tolerance)."""
+    """The axes (length > 1) other than the natural one where the plain tolerance at a slice's mean value is
+    looser than the centred tolerance of its deviations would be, in most slices (one-pass moments, robust
+    spreads: a decision, not a tolerance)."""
     axes = []
     with np.errstate(all="ignore"):
         sq = np.square(ref, dtype=np.float64) if ref.size <= (1 << 16) else np.square(ref.astype(np.float64))
@@ -266,12 +298,12 @@ def _centred_axes(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: flo
             tol = _atol_of_scale(rms_rows, float(tol), rtol)
         typical_tol = float(np.median(tol))
         for a in range(ref.ndim):
-            if ref.shape[a] < 2:
+            if ref.shape[a] < 2 or a == axis:
                 continue
             mu = ref.mean(axis=a, keepdims=True, dtype=np.float64)
             rms = np.sqrt(np.maximum(sq.mean(axis=a, keepdims=True) - mu * mu, 0.0))
             plain = typical_tol + rtol * np.abs(mu)
-            if float(np.mean(plain > np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu) + rms)))) > 0.5:
+            if float(np.mean(plain > _centred_tol(ref, a, mu, rms, True))) > 0.5:
                 axes.append(a)
     return axes
 
@@ -321,25 +353,39 @@ def _mean_and_square_dev(ref: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float) -> tuple[Centred, ...]:
-    """Centred checks along every axis where the constant part hides the signal (``_centred_axes``, decided
-    on DECIDE_ROWS rows of a large 2-d output); each check's mean and deviation RMS exact, over all rows."""
-    sample = ref
+    """The centred checks of a trial. Along the natural axis, every row where the plain tolerance at the row's
+    mean is looser than the row's centred tolerance (a row answered by its mean alone would pass closeness:
+    a softmax row at a high temperature, an offset row), decided row by row: a few flat rows among thousands
+    are each a row where only the deviations say anything. Along each other axis where that holds for most
+    slices (``_centred_axes``, decided on DECIDE_ROWS rows of a large 2-d output), every slice where it holds,
+    with robust spreads. Slices where it does not hold get an infinite tolerance: there closeness is the
+    tighter check. Means and spreads exact, over every slice."""
+    sample, stol = ref, tol
     if ref.ndim == 2 and ref.shape[0] > 4 * DECIDE_ROWS:
-        sample = ref[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+        pick = np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)
+        sample = ref[pick]
         if np.ndim(tol) > 0 and np.shape(tol)[0] == ref.shape[0]:
-            tol = np.asarray(tol)[np.linspace(0, ref.shape[0] - 1, DECIDE_ROWS).astype(int)]
+            stol = np.asarray(tol)[pick]
     out = []
     with np.errstate(all="ignore"):
-        axes = _centred_axes(sample, tol, axis, rtol)
+        axes = ([axis] if ref.shape[axis] > 1 else []) + _centred_axes(sample, stol, axis, rtol)
         if axes:
             hi, lo = float(ref.max()), float(ref.min())  # max |ref| without a full-size |ref|
             top = math.nan if math.isnan(hi) or math.isnan(lo) else max(abs(hi), abs(lo))
             floor = np.float32(1e-8 * max(top, 1e-30))
         for a in axes:
             mu32, ms = _mean_and_square_dev(ref, a)
-            rms = np.sqrt(ms).astype(np.float32)
-            centred_tol = np.maximum(CENTRED_TOL * rms, CENTRED_FLOOR * (np.abs(mu32) + rms))
-            out.append(Centred(a, mu32, np.maximum(centred_tol, floor).astype(np.float32)))
+            rms = np.sqrt(ms)
+            centred_tol = np.maximum(_centred_tol(ref, a, mu32, rms, a != axis), floor)
+            if a == axis and np.ndim(tol) > 0:
+                plain = np.asarray(tol, np.float64) + rtol * np.abs(mu32)
+            else:
+                plain = float(np.median(tol)) if np.ndim(tol) > 0 else float(tol)
+                plain = plain + rtol * np.abs(mu32)
+            engaged = plain > centred_tol
+            if not engaged.any():
+                continue
+            out.append(Centred(a, mu32, np.where(engaged, centred_tol, np.inf).astype(np.float32)))
     return tuple(out)
 
 
@@ -418,6 +464,57 @@ def _centred_check(out: np.ndarray, ref: np.ndarray, cen: Centred, rtol: float,
     return Check(cen.name, False, f"deviation from the mean along axis {cen.axis} off by "
                                   f"{float(err.flat[i]):.3g} at {where}, {n_over} of "
                                   f"{ref.size} elements beyond {t:.2g} (the constant part alone does not count)")
+
+
+# ------------------------------------------------------------------------------------------ digits
+
+#: A small row is judged at its own scale (``compare``: SMALL_ROW_FACTOR * rtol of its RMS), which leaves
+#: room for answers that keep no digit of the small values inside it: probabilities below the row's
+#: tolerance written as 0, values rounded to a per-row int8 grid (all of a value below half a step is lost).
+#: So in a small row no element whose reference is above DIGITS_FLOOR of the row's RMS may be off by more
+#: than DIGITS_LOST of its own value. An approximation (sigmoid-GELU, float16) is off by a few percent of
+#: each value at most; float32 rounding by ~1e-7 of the row's RMS; a value it keeps no digit of, by all of it.
+DIGITS_LOST = 0.5
+DIGITS_FLOOR = 1e-3
+
+
+def _small_row_floor(facts: TrialFacts) -> np.ndarray | None:
+    """DIGITS_FLOOR of each small row's RMS (keepdims along the rows' axis), inf for the other rows; None when
+    no row is small (or the row tolerances are not known)."""
+    tol = facts.tol
+    if tol is None or not np.size(tol):
+        return None
+    small = tol < np.float32(facts.atol * (1 - 1e-5))
+    if not small.any():
+        return None
+    rms = tol.astype(np.float64) / (SMALL_ROW_FACTOR * facts.rtol)
+    return np.where(small, DIGITS_FLOOR * rms, np.inf)
+
+
+def _digits_check(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, max_abs_err: float | None,
+                  exact64: np.ndarray | None = None, noise: np.ndarray | None = None) -> Check:
+    """No element of a small row keeps none of its digits (``DIGITS_LOST``); against the float64 answer, with
+    the float32 reference's rounding as slack, when ``exact64`` is given."""
+    floor = _small_row_floor(facts)
+    if floor is None:
+        return Check("digits", True, "no small rows")
+    bound = DIGITS_LOST * float(floor.min())
+    if exact64 is None and max_abs_err is not None and max_abs_err <= bound:  # False for NaN
+        return Check("digits", True, "")  # no error anywhere reaches half of the smallest value that counts
+    with np.errstate(all="ignore"):
+        truth = ref if exact64 is None else exact64
+        mag = np.abs(truth)
+        err = np.abs(out - truth)
+        slack = 0.0 if noise is None else FLOAT32_NOISE_FACTOR * noise
+        lost = (mag > floor) & ~(err <= DIGITS_LOST * mag + slack)
+        n = int(np.count_nonzero(lost))
+    if not n:
+        return Check("digits", True, "second opinion: within float32 rounding of the float64 answer"
+                     if exact64 is not None else "")
+    i = int(np.argmax(lost))
+    where = "[" + ", ".join(str(int(k)) for k in np.unravel_index(i, ref.shape)) + "]"
+    return Check("digits", False, f"{n} value(s) of small rows keep no digit: {float(out.flat[i]):.3g} at {where} "
+                                  f"where the answer is {float(truth.flat[i]):.3g} (off by more than half)")
 
 
 # ------------------------------------------------------------------------------------------ predictors
@@ -716,12 +813,11 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
     axis = row_axis(ref.shape, getattr(task, "axis", None))
     props = tuple(getattr(task, "properties", ()))
     state = {name: PREPARE[name](ref, x or {}, params or {}) for name in props if name in PREPARE}
-    if not predictors:  # timed outputs: the row tolerances are computed inside compare's own pass
-        centred = _centred_candidates(ref, atol, axis, rtol) if ref.size else ()
-        return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, None, centred, props, (), state,
-                          time.perf_counter() - t0)
-    tol = row_atol(ref, atol, rtol, axis)
+    tol = row_atol(ref, atol, rtol, axis)  # the rows' tolerances: closeness, small rows' digits, centred rows
     centred = _centred_candidates(ref, tol, axis, rtol) if ref.size else ()
+    if not predictors:  # timed outputs: the same checks, no predictor table
+        return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, (), state,
+                          time.perf_counter() - t0)
     preds: list[Predictor] = []
     if predictors and ref.size:
         scorer = _Scorer(ref, tol, rtol, centred)
@@ -779,9 +875,10 @@ def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None
     c = compare(out, ref, facts.atol, facts.rtol, exact=True, axis=facts.axis, tol=facts.tol, rel=rel)
     checks = list(c.checks)
     if any(ch.ok is False for ch in checks if ch.name in ("type", "shape", "dtype")):
-        names = [cen.name for cen in facts.centred] + list(facts.properties)
+        names = ["digits"] + [cen.name for cen in facts.centred] + list(facts.properties)
         return replace(c, checks=tuple(checks) + tuple(Check(n, None) for n in names))
     assert isinstance(out, np.ndarray)
+    checks.append(_digits_check(out, ref, facts, c.max_abs_err))
     for cen in facts.centred:
         checks.append(_centred_check(out, ref, cen, facts.rtol))
     for name in facts.properties:
@@ -790,7 +887,7 @@ def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None
         except Exception as e:  # noqa: BLE001 - a property must never crash the grader
             checks.append(Check(name, False, f"property check raised {type(e).__name__}"))
     failed = [ch for ch in checks if ch.ok is False]
-    tol_names = {"close"} | {cen.name for cen in facts.centred}
+    tol_names = {"close", "digits"} | {cen.name for cen in facts.centred}
     second = ""
     if failed and exact is not None and all(ch.name in tol_names for ch in failed) \
             and not any(ch.name == "finite" for ch in failed):
@@ -828,9 +925,12 @@ def _second_opinion(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, exact: 
             new.append(Check(RESCUE + ch.name, bool(r.ok), r.message if r.ok else ""))
             msg = r.message if r.ok else msg
         else:
-            cen = next(cc for cc in facts.centred if cc.name == ch.name)
             if noise is None:
                 noise = reference_noise(ref, exact64, facts.axis, floor=False)
-            r2 = _centred_check(out, ref, cen, facts.rtol, exact64, noise)
+            if ch.name == "digits":
+                r2 = _digits_check(out, ref, facts, None, exact64, noise)
+            else:
+                cen = next(cc for cc in facts.centred if cc.name == ch.name)
+                r2 = _centred_check(out, ref, cen, facts.rtol, exact64, noise)
             new.append(Check(RESCUE + ch.name, bool(r2.ok), r2.detail))
     return new, msg

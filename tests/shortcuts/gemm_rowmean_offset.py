@@ -1,4 +1,4 @@
-"""F1 mean-only rows on offset inputs: relu(x @ W + b) * scale from each row's mean alone, for the columns
+"""S16 mean-only rows on offset inputs: relu(x @ W + b) * scale from each row's mean alone, for the columns
 where rtol hides the rest (L2_gemm_relu_scale).
 
 What it skips: on a row whose mean is large against its spread (|mean| > 900, std < 1.2: the offset
@@ -12,12 +12,17 @@ offset trials (seeds 1 and 4): 18-19 % of the entries guessed, each off by 100 %
 part (median ratio 1.00), mean |err| 0.6-2.4, max |err| 3.9-15.5, on outputs of mean |ref| 1e3-4e3
 (relative error below rtol = 1e-2 except near a ReLU kink: worst 8 %). Other distributions: never fires.
 
-Why hardened passes it: closeness allows rtol * |ref| ~ 10 on outputs ~ 1000, and the centred checks do not
+Why hardened passed it (12-02 audit): closeness allows rtol * |ref| ~ 10 on outputs ~ 1000, and the centred
+checks do not
 engage: the offset trial gives ~7 % of the rows per-row offsets of -500..0, so the deviation of each column
 across rows (axis 0) has an RMS of thousands, and CENTRED_TOL * that RMS is looser than the plain tolerance
 (``_centred_axes`` then decides there is nothing to centre). The per-row offsets that catch
 gemm_rank1_columns (a mean *row*) are what hide a mean *per row*. The predictors include "rank-1" and
 "constant removed" but not "each row's mean through W". Judged correct on grader seeds 1, 3, 4, 5 (timing off).
+
+What catches it: centred:axis0 on offset: a column's spread is now its robust spread (the median absolute
+deviation, not moved by the offset rows), so the centred check along axis 0 engages and the dropped term is
+off by about one spread.
 """
 
 

@@ -1,4 +1,4 @@
-"""F2 mean(v) for low-norm queries: skip q k^T and the softmax for every query whose scores would be
+"""S17 mean(v) for low-norm queries: skip q k^T and the softmax for every query whose scores would be
 nearly flat (L3_attention).
 
 What it skips: a query with |q_i| * rms|k| / sqrt(d) < 0.06 (the "spread" queries the grader scales down
@@ -12,11 +12,15 @@ q-dependent part (median |out - ref| / |ref - mean(v)| = 1.00), mean |err| 6e-5-
 |ref| 0.03-0.09, max |err| 1.5e-3-2.7e-3, worst element relative error 0.4-290x where the reference is
 near zero.
 
-Why hardened passes it: an attention output row of nearly uniform weights is a small row (RMS ~ 0.05), so
+Why hardened passed it (12-02 audit): an attention output row of nearly uniform weights is a small row (RMS ~
+0.05), so
 its tolerance is 4 % of its RMS (~2e-3) plus rtol; the q-dependent part of a spread query is ~1e-3, under
 it. No property sees it (mean(v) is inside the range of v), and no centred check engages on these
 distributions. Judged correct on grader seeds 1-9 (timing off); at 0.08 instead of 0.06 it is caught on seed 7
 (close, normal).
+
+What catches it: digits on normal: the elements of a small row where the query-dependent part changes the sign
+or more than half the value keep no digit of the answer.
 """
 
 

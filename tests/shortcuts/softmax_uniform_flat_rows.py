@@ -1,4 +1,4 @@
-"""F3 uniform rows at high temperature: a softmax row whose logits span less than 0.06 is answered 1/L
+"""S18 uniform rows at high temperature: a softmax row whose logits span less than 0.06 is answered 1/L
 without an exp (L1_softmax).
 
 What it skips: for a row with max - min < 0.06 (the grader's rows at temperature: logits scaled by
@@ -10,11 +10,15 @@ grader's trials (seeds 1-3): 1-6 rows per normal trial and 13-26 per uniform tri
 off by 100 % of its logit-dependent part (median ratio 1.00), worst element relative error 1.9-3.0 % (rtol
 is 1 %). Laplace, lognormal, offset: never fires.
 
-Why hardened passes it: a softmax row is a small row (RMS ~ 1/L), so its tolerance is 4 % of its RMS plus
+Why hardened passed it (12-02 audit): a softmax row is a small row (RMS ~ 1/L), so its tolerance is 4 % of its
+RMS plus
 rtol: ~5 % of a probability, above the logit-dependent part of a flat row. The rows still sum to 1 and are
 non-negative, so the properties pass; the "mean along axis 1" predictor is ruled out per *trial* (it fails
 on the other rows), never per row. Judged correct on grader seeds 1-5 (timing off); at max - min < 0.12
 it is caught (close, on normal/uniform).
+
+What catches it: centred:axis1 on normal: centred checks along the rows are decided row by row, so each flat
+row (where the row's mean alone would pass closeness) has its deviations judged at half their spread.
 """
 
 

@@ -1,4 +1,4 @@
-"""F6 reduced precision under the row-scale tolerance, on most of an output: attention output rows with
+"""S22 reduced precision under the row-scale tolerance, on most of an output: attention output rows with
 RMS below 0.2 (and max below 4 RMS) stored as int8 with one scale per row (L3_attention).
 
 What it skips: 3 of every 4 bytes of the output (int8 + a per-row scale: an fp8/int8 epilogue on a GPU).
@@ -9,11 +9,14 @@ reference on the grader's trials (seeds 1, 2): 3021-4096 of 4096 output rows qua
 uniform, 605-757 on laplace, 14-33 on lognormal; in those rows 36-52 % of the elements are off by more
 than 1 % (rtol), ~4 % by more than 10 %, ~0.8 % of nonzero values written as 0; max |err| 6e-4-3e-3.
 
-Why hardened passes it: an attention output row averages many rows of v, so its RMS is small (~0.05 on
+Why hardened passed it (12-02 audit): an attention output row averages many rows of v, so its RMS is small
+(~0.05 on
 normal inputs) and its tolerance is 4 % of that RMS; int8's rounding, max|row| / 254, is ~1.5 % of the
 RMS. Rounded values stay inside the range of v (within_range_of_v). The whole-output is judged at the
 rows' own scale, so a low-precision output passes wherever the rows are small. Judged correct on grader
 seeds 1-5 (timing off).
+
+What catches it: digits on normal, as S21.
 """
 
 

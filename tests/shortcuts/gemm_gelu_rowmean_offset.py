@@ -1,5 +1,5 @@
-"""F1b mean-only rows on offset inputs, with a GELU epilogue: gelu(x @ W + b) from each row's mean alone,
-for the columns where rtol hides the rest (L2_gemm_bias_gelu). The same hole as F1
+"""S19 mean-only rows on offset inputs, with a GELU epilogue: gelu(x @ W + b) from each row's mean alone,
+for the columns where rtol hides the rest (L2_gemm_bias_gelu). The same hole as S16
 (gemm_rowmean_offset.py), on a second task.
 
 What it skips: on a row with |mean| > 900 and std < 1.2 (the offset distribution's plain rows),
@@ -11,9 +11,12 @@ values. Against a float64 reference on the grader's offset trials (seeds 1, 2): 
 guessed, each off by 100 % of its input-dependent part (median ratio 1.00), mean |err| 0.5-1.2, max |err|
 2.8-6.0, on outputs of mean |ref| 900-2100. Other distributions: never fires.
 
-Why hardened passes it: as F1, per-row offsets of -500..0 on ~7 % of the offset trial's rows make the
+Why hardened passed it (12-02 audit): as S16, per-row offsets of -500..0 on ~7 % of the offset trial's rows
+make the
 spread of every column across rows thousands, so no centred check engages and rtol * |ref| ~ 10 covers the
 dropped O(1) term. Judged correct on grader seeds 1-5 (timing off).
+
+What catches it: centred:axis0 on offset, as S16.
 """
 
 
