@@ -265,7 +265,7 @@ buf = ctypes.create_string_buffer(8192)
 page = (ctypes.addressof(buf) + 4095) // 4096 * 4096
 iov_t = (ctypes.c_uint64 * 2)(page, 16)
 iov = ctypes.addressof(iov_t)
-ro = os.open(os.__file__, os.O_RDONLY)
+ro = os.open("/proc/self/status", os.O_RDONLY)  # a candidate worker opens no installation file
 wrong = []
 for name, call in {probes!r}.items():
     rc, err = eval(call)

@@ -215,10 +215,32 @@ def _no_new_privs(ctx: Context) -> None:
     pyprctl.set_no_new_privs()
 
 
+#: A candidate worker's second Landlock layer, reading nothing but its own /proc: prepared while paths can
+#: still be named, enforced by ``drop_reads`` once its candidate has loaded.
+_NO_READS: int | None = None
+
+
 def _landlock(ctx: Context) -> None:
+    global _NO_READS
     # Its own /proc lists only its own processes: let it look (tests show the pid namespace that way).
     own_proc = ["/proc"] if ctx.holds("pidns") and ctx.holds("mountns") else []
     landlock.restrict(landlock.prepare(read_roots() + own_proc))
+    if ctx.cfg.get("role") == "candidate":
+        _NO_READS = landlock.prepare(own_proc)
+
+
+def drop_reads() -> bool:
+    """Stack the candidate worker's second Landlock layer: from here on it opens no file of the installation.
+    Its candidate's imports have run (loading a module reads files); what runs next (``init``, every call)
+    could time its reads of installation files, whose pages are the page cache every process shares, and so
+    tell which files others read lately, or leave a message for the next worker in which pages it loaded
+    (S9). Once only; False when there is no such layer (not a candidate worker, or Landlock missing)."""
+    global _NO_READS
+    fd, _NO_READS = _NO_READS, None
+    if fd is None:
+        return False
+    landlock.restrict(fd)
+    return True
 
 
 def _pin(ctx: Context) -> None:
@@ -271,7 +293,8 @@ STEPS: tuple[Step, ...] = (
          "—", worker=_death_signal, layer=False),
     Step("no_new_privs", "regaining privileges through exec", "PR_SET_NO_NEW_PRIVS",
          "—", worker=_no_new_privs, layer=False),
-    Step("landlock", "file writes anywhere, reads outside the installation, TCP bind/connect, signals and "
+    Step("landlock", "file writes anywhere, reads outside the installation (a candidate worker's candidate, once "
+                     "loaded, reads no file: page-cache probes by read timing), TCP bind/connect, signals and "
                      "abstract sockets leaving the worker",
          "a Landlock ruleset (ABI 1-6 features as the kernel offers)",
          "the view is read-only anyway; without the view too, C-level writes (dir_fd, sqlite3) get through",

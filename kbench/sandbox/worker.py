@@ -100,6 +100,11 @@ class _Pool:
         return out
 
 
+#: Requests served while a candidate worker can still read the installation (``confine.drop_reads``): its
+#: module's top level runs at Load (its imports read files); any other request runs its code on trial data.
+_BEFORE_CANDIDATE_CODE = (P.MapArena, P.Gate, P.Load, P.Ping)
+
+
 class Executor:
     """The worker's state and its request handlers."""
 
@@ -116,6 +121,7 @@ class Executor:
         self.last_out: Any = None  # kept alive until the next request: the grader reads it in place
         self.same: tuple[Any, dict[str, np.ndarray]] | None = None  # the last call's input objects, by specs
         self.writer = _CappedWriter(_STDOUT_CAP)
+        self.reads_dropped = False
         self.handlers: dict[type, Callable[[Any], P.Reply]] = {
             P.MapArena: self.map_arena, P.Gate: self.gate, P.Load: self.load, P.SetParams: self.set_params,
             P.Call: self.call, P.Ping: lambda req: P.Pong(), P.ReadStdout: self.read_stdout,
@@ -235,6 +241,12 @@ class Executor:
                 return
             if isinstance(req, P.Exit):
                 return
+            if not self.reads_dropped and not isinstance(req, _BEFORE_CANDIDATE_CODE):
+                self.reads_dropped = True
+                try:
+                    confine.drop_reads()
+                except OSError:
+                    pass  # the first layer holds: the installation stays readable (reported by the test of S9)
             reply = self.answer(req)
             try:
                 self.conn.send_bytes(P.encode(reply))

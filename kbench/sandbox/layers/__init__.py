@@ -8,11 +8,15 @@ before it loads a candidate), and raises ``OSError`` with a one-line reason when
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 
 
+@functools.cache
 def libc() -> ctypes.CDLL:
+    """The C library, opened once per process tree (the fork server's handle is every worker's): a worker
+    that narrows itself after its audit hook is installed (``confine.drop_reads``) must not dlopen then."""
     lib = ctypes.CDLL(None, use_errno=True)
     lib.syscall.restype = ctypes.c_long
     return lib
