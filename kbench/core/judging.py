@@ -270,8 +270,15 @@ def _robust_spread(ref: np.ndarray, a: int, rms: np.ndarray) -> np.ndarray:
     idx = np.linspace(0, n - 1, min(n, ROBUST_SAMPLE)).astype(int)
     with np.errstate(all="ignore"):
         s = np.take(ref, idx, axis=a).astype(np.float64)
-        med = np.median(s, axis=a, keepdims=True)
-        mad = np.median(np.abs(s - med), axis=a, keepdims=True)
+        # Over the nonzero entries: a ReLU column that is mostly exact zeros has a median deviation of 0, which
+        # says nothing of how its active entries spread (an honest GEMM + ReLU then failed on rounding alone).
+        # A slice whose sampled entries are all zero (a column active in one row of 512) keeps its RMS.
+        zero = s == 0
+        seen = ~zero.all(axis=a, keepdims=True)
+        s[zero & seen] = np.nan
+        s[zero & ~seen] = 0.0  # no all-NaN slice (nanmedian warns on one); its MAD is dropped below
+        med = np.nanmedian(s, axis=a, keepdims=True)
+        mad = np.where(seen, np.nanmedian(np.abs(s - med), axis=a, keepdims=True), np.nan)
     return np.fmin(rms, 1.4826 * mad)
 
 
@@ -866,12 +873,15 @@ TOLERANCE_CHECKS = ("close",)
 
 
 def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None, params: dict | None = None,
-          exact: Callable[[], np.ndarray] | None = None, rel: bool = True) -> Comparison:
+          exact: Callable[[], np.ndarray] | None = None, rel: bool = True,
+          nudged: Callable[[], np.ndarray] | None = None) -> Comparison:
     """Every check of the trial on ``out``: exact checks and closeness (``compare``, with the trial's row
     tolerances), the centred checks, the task's properties. ``message`` is the first failure's detail
     (exact checks, then closeness, centred, properties). ``exact``: the float64 reference, asked only when
-    the failures are all tolerance checks (closeness, centred), for the second opinion. ``rel=False``: a
-    passing output's max relative error is not computed (``compare``'s)."""
+    the failures are all tolerance checks (closeness, digits, centred), for the second opinion; ``nudged``: the
+    float64 reference on the inputs moved by their rounding (``nudged_inputs``), asked only when a centred or
+    digits check failed, so that a row whose answer float32 rounding alone moves gets that much slack.
+    ``rel=False``: a passing output's max relative error is not computed (``compare``'s)."""
     c = compare(out, ref, facts.atol, facts.rtol, exact=True, axis=facts.axis, tol=facts.tol, rel=rel)
     checks = list(c.checks)
     if any(ch.ok is False for ch in checks if ch.name in ("type", "shape", "dtype")):
@@ -891,7 +901,7 @@ def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None
     second = ""
     if failed and exact is not None and all(ch.name in tol_names for ch in failed) \
             and not any(ch.name == "finite" for ch in failed):
-        checks, second = _second_opinion(out, ref, facts, exact, checks, c)
+        checks, second = _second_opinion(out, ref, facts, exact, checks, c, nudged)
         rescued = {ch.name.removeprefix(RESCUE) for ch in checks if ch.name.startswith(RESCUE) and ch.ok}
         failed = [ch for ch in checks if ch.ok is False and not ch.name.startswith(RESCUE) and ch.name not in rescued]
     if not failed:
@@ -906,9 +916,40 @@ def judge(out: object, ref: np.ndarray, facts: TrialFacts, x: dict | None = None
 RESCUE = "float64:"
 
 
+#: How far ``nudged_inputs`` moves each input value, relative: 8 float32 steps, the rounding an honest float32
+#: kernel accumulates in a sum of a few dozen products (attention's 64-term scores on offset inputs: values
+#: near 1e6 per product, scores near 6e7 off by several units in any summation order).
+NUDGE = 2.0 ** -20
+
+
+def nudged_inputs(x: dict) -> dict:
+    """The inputs, float32 values each moved by NUDGE of itself up or down (a fixed draw), in float64."""
+    rng = np.random.default_rng(0)
+    out = {}
+    for k, v in x.items():
+        if isinstance(v, np.ndarray) and v.dtype == np.float32:
+            sign = np.where(rng.random(v.shape) < 0.5, NUDGE, -NUDGE)
+            out[k] = v.astype(np.float64) * (1.0 + sign)
+        else:
+            out[k] = v
+    return out
+
+
+def _sensitivity(exact64: np.ndarray, nudged64: np.ndarray, axis: int) -> np.ndarray:
+    """How far the float64 answer moves per row (keepdims) when the inputs move by NUDGE: the rounding any
+    honest float32 kernel is exposed to. Two attention scores tied within it make the row's softmax
+    weights, and so its answer, depend on the order of the sum, in the reference as in the kernel."""
+    with np.errstate(all="ignore"):
+        d = np.abs(exact64 - nudged64)
+        return d.max(axis=axis, keepdims=True) if d.size else d
+
+
 def _second_opinion(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, exact: Callable[[], np.ndarray],
-                    checks: list[Check], c: Comparison) -> tuple[list[Check], str]:
-    """Tolerance checks again against the float64 answer, the float32 reference's rounding as slack."""
+                    checks: list[Check], c: Comparison,
+                    nudged: Callable[[], np.ndarray] | None = None) -> tuple[list[Check], str]:
+    """Tolerance checks again against the float64 answer, the float32 reference's rounding as slack (and for
+    centred and digits checks, per row, how far the inputs' rounding moves the answer: where the
+    reference happened to round well, its own error is no measure of what honest rounding can do)."""
     from kbench.core.compare import recheck_against_exact
 
     exact64 = np.asarray(exact(), dtype=np.float64)
@@ -927,6 +968,10 @@ def _second_opinion(out: np.ndarray, ref: np.ndarray, facts: TrialFacts, exact: 
         else:
             if noise is None:
                 noise = reference_noise(ref, exact64, facts.axis, floor=False)
+                if nudged is not None:
+                    moved = np.asarray(nudged(), dtype=np.float64)
+                    if moved.shape == exact64.shape:
+                        noise = np.fmax(noise, _sensitivity(exact64, moved, facts.axis))
             if ch.name == "digits":
                 r2 = _digits_check(out, ref, facts, None, exact64, noise)
             else:

@@ -26,9 +26,23 @@ def check(src: str) -> tuple[list[tuple[str, int, str]], str]:
     return [(r.rule, r.line, r.detail) for r in found], ""
 
 
+def _preload_allowed_modules() -> None:
+    """Import every module a candidate may import (the gate's allowed and inert modules) here, in the fork
+    server: from its candidate's first call on a candidate worker opens no file (``confine.drop_reads``), and
+    ``import cmath`` inside ``forward`` must still find the module."""
+    import importlib
+
+    for name in (*static_gate.ALLOWED_MODULES, *sorted(static_gate.INERT_IMPORTS)):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 worker.GATE = check
 if __name__ not in server.PRELOAD:
     server.PRELOAD.append(__name__)
+_preload_allowed_modules()
 try:
     static_gate.prepare()  # what numpy offers, derived once here (and in the fork server), not per worker
 except Exception:  # noqa: BLE001 - derived again at the first check, which reports any failure

@@ -597,8 +597,11 @@ class HardenedRun(_Run):
         if not self.mode.has("centred_checks") or not self.mode.has("property_checks"):
             facts = dataclasses.replace(facts, centred=facts.centred if self.mode.has("centred_checks") else (),
                                         properties=facts.properties if self.mode.has("property_checks") else ())
-        exact = (lambda: self.g.exact_reference(self.task, x, params)) if self.mode.has("float64_recheck") else None
-        return judging.judge(out, ref, facts, x, params, exact, rel=not timed)
+        exact = nudged = None
+        if self.mode.has("float64_recheck"):
+            exact = lambda: self.g.exact_reference(self.task, x, params)  # noqa: E731
+            nudged = lambda: self.g.exact_reference(self.task, judging.nudged_inputs(x), params)  # noqa: E731
+        return judging.judge(out, ref, facts, x, params, exact, rel=not timed, nudged=nudged)
 
     # -- correctness -------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ dataclasses encoded as small JSON headers, never pickles.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import math
 import mmap
 import multiprocessing.popen_forkserver  # noqa: F401 - imported here, in the fork server, not by every warden
@@ -42,6 +43,17 @@ try:  # found once, in the fork server: discovering the BLAS libraries costs ~2 
     _BLAS_THREADS: int | None = max((m.num_threads for m in _BLAS.lib_controllers), default=None)
 except Exception:  # noqa: BLE001
     _BLAS, _BLAS_THREADS = None, None
+
+#: numpy's submodules it imports only on first use (``np.setdiff1d`` pulls in numpy.ma): loaded here, in the
+#: fork server. From its candidate's first call on a candidate worker opens no file (``confine.drop_reads``),
+#: so a module first needed then could not be read.
+NUMPY_LAZY = ("numpy.ma", "numpy.polynomial", "numpy.char", "numpy.strings", "numpy.rec", "numpy.fft",
+              "numpy.random", "numpy.linalg", "numpy.lib.stride_tricks", "numpy.lib.scimath")
+for _name in NUMPY_LAZY:
+    try:
+        importlib.import_module(_name)
+    except ImportError:  # not in this numpy: the candidate's use fails as it would anywhere
+        pass
 
 # Bound when this module loads, in the fork server: the executor never looks a helper up at call time.
 _perf_ns = time.perf_counter_ns
