@@ -146,15 +146,6 @@ def _mode(base: Mode, file: str, **extra) -> Mode:
     return mode if gate or not mode.has("gate") else mode.without("gate")
 
 
-def _short(mode: Mode) -> Mode:
-    """``mode`` with a timing budget of at most 0.5 s: still every timed path (at least ``min_runs`` pairs, each
-    timed output judged), about a second less per evaluation. The runs without the gate test containment; the
-    run as graded keeps the mode's own budget, so its speed verdict is the one a user gets."""
-    if mode.timing is None:
-        return mode
-    return dataclasses.replace(mode, timing=dataclasses.replace(mode.timing, budget_s=min(mode.timing.budget_s, 0.5)))
-
-
 def _check(r: kbench.Result, want: V, elapsed: float, mode: Mode, label: str) -> None:
     where = f"{label}: got {r.status}: {r.msg!r}"
     assert r.status in want.status.split("|"), where
@@ -228,8 +219,8 @@ def test_hardened_verdict(file, task, naive, hard, why):
     src = _src(file)
     off = hard.no_gate or hard
     runs = [("hardened", _mode(HARDENED, file), hard, None),
-            ("hardened, gate and audit hook off", _short(_mode(HARDENED, file, gate=False)), off, "no_audit"),
-            ("hardened, native harness", _short(_mode(HARDENED, file, gate=False)), NATIVE.get(file, off), "native")]
+            ("hardened, gate and audit hook off", _mode(HARDENED, file, gate=False), off, "no_audit"),
+            ("hardened, native harness", _mode(HARDENED, file, gate=False), NATIVE.get(file, off), "native")]
     sid = os.getsid(0)
     for label, mode, want, harness in runs:
         before = leftovers.worker_processes(sid)
