@@ -433,7 +433,7 @@ def _centred_rows(ref: np.ndarray, tol: np.ndarray, rtol: float, floor: np.float
             return None
         mu32_c, ms_c = _mean_and_square_dev(r2[idx], 1)
         rms_c = np.sqrt(ms_c)
-        ctol = np.maximum(np.maximum(CENTRED_TOL * rms_c, CENTRED_FLOOR * (np.abs(mu32_c) + rms_c)), floor)
+        ctol = np.maximum(_centred_tol(r2[idx], 1, mu32_c, rms_c, False), floor)
         engaged = (tol2[idx] + rtol * np.abs(mu32_c)) > ctol
         if not engaged.any():
             return None
