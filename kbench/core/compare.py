@@ -105,25 +105,37 @@ def row_axis(shape: tuple[int, ...], axis: int | None = None) -> int:
     return nd - 1
 
 
-def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None) -> np.ndarray:
+def row_squares(ref: np.ndarray, no_zeros: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's sum of squares in float32, its count of nonzero entries, at least 1) of a float32 array's
+    rows along the last axis: BLAS dots over row blocks in cache, no full-size temporary (a fresh one
+    page-faults). ``no_zeros``: the caller knows there are none (its minimum is above 0 or its maximum
+    below), which spares a pass looking for them. NaN is nonzero to both."""
+    rows = ref.reshape(-1, ref.shape[-1])
+    R, L = rows.shape
+    sq = np.empty(R, np.float32)
+    count = np.full(R, float(L))
+    step = max(1, BLOCK // max(L, 1))
+    with np.errstate(all="ignore"):
+        for s in range(0, R, step):
+            bb = rows[s:s + step]
+            sq[s:s + step] = (bb[:, None, :] @ bb[:, :, None]).reshape(-1)
+            if not no_zeros and not bb.all():  # zeros: the RMS of the nonzero values
+                count[s:s + step] = np.maximum(np.count_nonzero(bb, axis=1), 1)
+    return sq, count
+
+
+def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None,
+             squares: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The absolute tolerance of every row (keepdims along the row axis): atol for an ordinary row, the
-    row's own scale for a small one (``SMALL_ROW_FACTOR * rtol * rms(ref_row)``), never above atol."""
+    row's own scale for a small one (``SMALL_ROW_FACTOR * rtol * rms(ref_row)``), never above atol.
+    ``squares``: ``row_squares(ref)`` when the caller has it (float32 rows along the last axis)."""
     a = row_axis(ref.shape, axis)
     if ref.size == 0:
         return np.full((1,) * max(ref.ndim, 1), atol, ref.dtype if ref.dtype.kind == "f" else np.float32)
     dt = ref.dtype if ref.dtype.kind == "f" else np.float32
     with np.errstate(all="ignore"):
         if a == ref.ndim - 1 and ref.dtype == np.float32:  # rows along the last axis: BLAS dots, in float32
-            rows = ref.reshape(-1, ref.shape[-1])
-            R, L = rows.shape
-            sq = np.empty(R, np.float32)
-            count = np.full(R, float(L))
-            step = max(1, BLOCK // max(L, 1))
-            for s in range(0, R, step):  # row blocks in cache: no full-size temporary (a fresh one page-faults)
-                bb = rows[s:s + step]
-                sq[s:s + step] = (bb[:, None, :] @ bb[:, :, None]).reshape(-1)
-                if not bb.all():  # zeros: the RMS of the nonzero values (NaN is nonzero to both tests)
-                    count[s:s + step] = np.maximum(np.count_nonzero(bb, axis=1), 1)
+            sq, count = squares if squares is not None else row_squares(ref)
             m = np.sqrt(sq.astype(np.float64) / count).reshape(ref.shape[:-1] + (1,))
         else:
             n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)

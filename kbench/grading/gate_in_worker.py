@@ -28,7 +28,7 @@ def check(src: str) -> tuple[list[tuple[str, int, str]], str]:
 
 def _preload_allowed_modules() -> None:
     """Import every module a candidate may import (the gate's allowed and inert modules) here, in the fork
-    server: from its candidate's first call on a candidate worker opens no file (``confine.drop_reads``), and
+    server: once its candidate's module runs a candidate worker opens no file (``confine.drop_reads``), and
     ``import cmath`` inside ``forward`` must still find the module."""
     import importlib
 

@@ -216,7 +216,7 @@ def _no_new_privs(ctx: Context) -> None:
 
 
 #: A candidate worker's second Landlock layer, reading nothing but its own /proc: prepared while paths can
-#: still be named, enforced by ``drop_reads`` once its candidate has loaded.
+#: still be named, enforced by ``drop_reads`` before its candidate's module runs.
 _NO_READS: int | None = None
 
 

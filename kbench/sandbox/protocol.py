@@ -180,9 +180,12 @@ class Gate:
 
 @dataclass(frozen=True)
 class Load:
-    """Execute ``src`` and keep its ``forward`` as ``name`` (``"cand"``, or ``"ref:<task>"``)."""
+    """Execute ``src`` and keep its ``forward`` as ``name`` (``"cand"``, or ``"ref:<task>"``). ``trusted``: the
+    grader's own source (a reference, the calibration kernel), which may run before a candidate worker drops
+    its reads; a candidate's never does."""
     src: str
     name: str
+    trusted: bool = False
 
 
 #: Where an array sits in the inputs arena: (name, dtype, shape, byte offset).

@@ -14,6 +14,7 @@ dataclasses encoded as small JSON headers, never pickles.
 
 from __future__ import annotations
 
+import ast
 import ctypes
 import importlib
 import math
@@ -28,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kbench.core.loader import error_line, load_candidate
+from kbench.core.loader import error_line, load_candidate, too_large
 from kbench.core.tasks import base_namespace
 from kbench.sandbox import confine, naive_v0
 from kbench.sandbox import protocol as P
@@ -45,7 +46,7 @@ except Exception:  # noqa: BLE001
     _BLAS, _BLAS_THREADS = None, None
 
 #: numpy's submodules it imports only on first use (``np.setdiff1d`` pulls in numpy.ma): loaded here, in the
-#: fork server. From its candidate's first call on a candidate worker opens no file (``confine.drop_reads``),
+#: fork server. From the moment its candidate's module runs a candidate worker opens no file (``confine.drop_reads``),
 #: so a module first needed then could not be read.
 NUMPY_LAZY = ("numpy.ma", "numpy.polynomial", "numpy.char", "numpy.strings", "numpy.rec", "numpy.fft",
               "numpy.random", "numpy.linalg", "numpy.lib.stride_tricks", "numpy.lib.scimath")
@@ -112,9 +113,87 @@ class _Pool:
         return out
 
 
-#: Requests served while a candidate worker can still read the installation (``confine.drop_reads``): its
-#: module's top level runs at Load (its imports read files); any other request runs its code on trial data.
-_BEFORE_CANDIDATE_CODE = (P.MapArena, P.Gate, P.Load, P.Ping)
+#: Requests served while a candidate worker can still read the installation (``confine.drop_reads``): none
+#: runs candidate code. The layer is stacked before a Load executes its module, so nothing the candidate wrote
+#: ever runs while files can be read, and nothing it does at its top level can stop the drop (S19).
+_BEFORE_CANDIDATE_CODE = (P.MapArena, P.Gate, P.Ping)
+#: At most this many modules named by a candidate's imports are imported before its reads are dropped.
+_PREIMPORT_MAX = 64
+#: Names bound to modules in a candidate's namespace before its source runs (``tasks.base_namespace``).
+_MODULE_ALIASES = {k: v.__name__ for k, v in base_namespace().items() if isinstance(v, type(np))}
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """``np.testing.assert_allclose`` as its names, or None when the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def modules_named(src: str, aliases: dict[str, str]) -> list[str]:
+    """The modules ``src`` could import, in order: what its absolute imports name, wherever they stand (top
+    level, ``forward``, ``__main__`` blocks), and every prefix of an attribute chain that starts at a module
+    (``np.testing.assert_allclose``: numpy.testing, which numpy imports on first access). ``aliases``: names
+    bound to modules before the source runs (``np``)."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return []  # reported by the Load itself
+    names: dict[str, None] = {}
+    bound = dict(aliases)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[a.name] = None
+                bound[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names[node.module] = None
+            for a in node.names:
+                if a.name != "*":  # ``from numpy import testing``: the submodule, when it is one
+                    names[f"{node.module}.{a.name}"] = None
+                    bound[a.asname or a.name] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain = _dotted(node)
+            if chain and chain[0] in bound:
+                names[".".join([bound[chain[0]], *chain[1:]])] = None
+    out: dict[str, None] = {}
+    for name in names:
+        parts = name.split(".")
+        for k in range(1, len(parts) + 1):
+            out[".".join(parts[:k])] = None
+    return list(out)
+
+
+def preimport_named_modules(src: str, aliases: dict[str, str]) -> list[str]:
+    """Import what ``modules_named`` finds in ``src``, before reads are dropped: its module runs after, when no
+    file can be opened, and ``import argparse`` or ``np.testing`` must find the module loaded. Only installed
+    modules' own code runs here, never the candidate's; a name that is not a module fails here and again,
+    readably, when the candidate's own code uses it. At most _PREIMPORT_MAX new modules; returns them."""
+    if too_large(src):
+        return []
+    done: list[str] = []
+    failed: set[str] = set()
+    for name in modules_named(src, aliases):
+        if len(done) >= _PREIMPORT_MAX:
+            break
+        parent = name.rpartition(".")[0]
+        if name in sys.modules or parent in failed:
+            continue
+        if parent and not hasattr(sys.modules.get(parent), "__path__"):
+            failed.add(name)  # an attribute of a plain module (``np.linalg.norm``): no submodule to look for
+            continue
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except BaseException:  # noqa: BLE001 - not a module (``math.pi``), or not installed
+            failed.add(name)
+    return done
 
 
 class Executor:
@@ -253,8 +332,11 @@ class Executor:
                 return
             if isinstance(req, P.Exit):
                 return
-            if not self.reads_dropped and not isinstance(req, _BEFORE_CANDIDATE_CODE):
+            if not self.reads_dropped and not isinstance(req, _BEFORE_CANDIDATE_CODE) and \
+                    not (isinstance(req, P.Load) and req.trusted):
                 self.reads_dropped = True
+                if isinstance(req, P.Load):
+                    preimport_named_modules(req.src, _MODULE_ALIASES)
                 try:
                     confine.drop_reads()
                 except OSError:
