@@ -199,7 +199,7 @@ def test_a_predictor_right_on_the_sampled_rows_is_still_scored_on_every_row():
 def test_centred_check_in_blocks_agrees_with_the_whole_array():
     rng = np.random.default_rng(9)
     ref = (1000 + rng.standard_normal((512, 1024))).astype(np.float32)
-    centred = judging._centred_candidates(ref, row_atol(ref, 1e-2, 1e-2), 1, 1e-2)
+    centred, _ = judging._centred_candidates(ref, row_atol(ref, 1e-2, 1e-2), 1, 1e-2)
     assert centred  # the constant part dominates
     for cen in centred:
         assert judging._centred_check(ref + np.float32(0.25), ref, cen, 1e-2).ok  # only the constant part moved

@@ -95,6 +95,7 @@ class TrialFacts:
     predictors: tuple[Predictor, ...] = ()
     prop_state: dict = field(default_factory=dict, repr=False)  # PREPARE's results
     cost_s: float = 0.0  # what computing these facts took (once per trial)
+    centred_axes: tuple[int, ...] = ()  # the other axes decided to be centred-checked (``_centred_axes``)
 
     def ruled_out(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.predictors if p.outcome == "ruled out")
@@ -388,7 +389,8 @@ def _mean_and_square_dev(ref: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarra
 
 def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rtol: float,
                         squares: tuple[np.ndarray, np.ndarray] | None = None,
-                        extremes: tuple[float, float] | None = None) -> tuple[Centred, ...]:
+                        extremes: tuple[float, float] | None = None,
+                        decided: tuple[int, ...] | None = None) -> tuple[tuple[Centred, ...], tuple[int, ...]]:
     """The centred checks of a trial. Along the natural axis, every row where the plain tolerance at the row's
     mean is looser than the row's centred tolerance (a row answered by its mean alone would pass closeness:
     a softmax row at a high temperature, an offset row), decided row by row: a few flat rows among thousands
@@ -396,10 +398,12 @@ def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rto
     slices (``_centred_axes``, decided on a sample of slices and entries), every slice where it holds,
     with robust spreads. Slices where it does not hold get an infinite tolerance: there closeness is the
     tighter check. Means and spreads exact, over every slice. ``squares`` (``row_squares``) and ``extremes``
-    (max, min): what the caller computed already."""
+    (max, min): what the caller computed already; ``decided``: the other axes, when an earlier output of the
+    same kind decided them. Returns the checks and the other axes decided."""
     out = []
     with np.errstate(all="ignore"):
-        axes = ([axis] if ref.shape[axis] > 1 else []) + _centred_axes(ref, tol, axis, rtol)
+        others = tuple(decided) if decided is not None else tuple(_centred_axes(ref, tol, axis, rtol))
+        axes = ([axis] if ref.shape[axis] > 1 else []) + list(others)
         if axes:
             hi, lo = extremes if extremes is not None else (float(ref.max()), float(ref.min()))  # no full-size |ref|
             top = math.nan if math.isnan(hi) or math.isnan(lo) else max(abs(hi), abs(lo))
@@ -422,7 +426,7 @@ def _centred_candidates(ref: np.ndarray, tol: np.ndarray | float, axis: int, rto
             if not engaged.any():
                 continue
             out.append(Centred(a, mu32, np.where(engaged, centred_tol, np.inf).astype(np.float32)))
-    return tuple(out)
+    return tuple(out), others
 
 
 def _centred_rows(ref: np.ndarray, tol: np.ndarray, rtol: float, floor: np.float32,
@@ -887,10 +891,14 @@ class _Scorer:
 # ------------------------------------------------------------------------------------------ facts
 
 def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict | None = None,
-                atol: float = 1e-2, rtol: float = 1e-2, predictors: bool = True) -> TrialFacts:
+                atol: float = 1e-2, rtol: float = 1e-2, predictors: bool = True,
+                centred_axes: tuple[int, ...] | None = None) -> TrialFacts:
     """The facts of one trial (``task``: a ``kbench.core.tasks.Task`` or None for the generic rules).
     Depends only on the trial: compute once per trial and reuse (``facts_for`` does). ``predictors=False``
-    skips the predictor table (timed outputs: the checks are the same, the table is for the log)."""
+    skips the predictor table (timed outputs: the checks are the same, the table is for the log).
+    ``centred_axes``: which other axes get centred checks, as decided on an earlier output of the same
+    distribution (``TrialFacts.centred_axes``): a majority over slices that a fresh draw does not move, and
+    on a timed softmax output a quarter of its facts' time; the tolerances are still this output's own."""
     t0 = time.perf_counter()
     axis = row_axis(ref.shape, getattr(task, "axis", None))
     props = tuple(getattr(task, "properties", ()))
@@ -901,10 +909,11 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
             extremes = float(ref.max()), float(ref.min())
         squares = row_squares(ref, no_zeros=extremes[1] > 0 or extremes[0] < 0)
     tol = row_atol(ref, atol, rtol, axis, squares)  # the rows' tolerances: closeness, small rows' digits, centred rows
-    centred = _centred_candidates(ref, tol, axis, rtol, squares, extremes) if ref.size else ()
+    centred, decided = _centred_candidates(ref, tol, axis, rtol, squares, extremes, centred_axes) \
+        if ref.size else ((), ())
     if not predictors:  # timed outputs: the same checks, no predictor table
         return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, (), state,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, decided)
     preds: list[Predictor] = []
     if predictors and ref.size:
         scorer = _Scorer(ref, tol, rtol, centred)
@@ -913,7 +922,7 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
                 same = True  # nothing it drops is above the tolerance anywhere: not a shortcut on this trial
             preds.append(Predictor(name, "n/a" if same else "ruled out" if failed else "passes", failed))
     return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds), state,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, decided)
 
 
 _cache_lock = threading.Lock()

@@ -133,6 +133,7 @@ class _Run:
         self.kernel_s = 0.0  # kernel time this run measured (candidate and reference calls it made)
         self.start_s = 0.0  # starting the candidate's worker and loading its source
         self.judging_s = 0.0  # judging on the run's critical path: judgements, and waits for a trial's facts
+        self.timed_centred_axes: dict[str, tuple[int, ...]] = {}  # per distribution, decided on its first timed output
         self.isolation: tuple[str, ...] = ()  # the OS layers the candidate's worker applied
         self.breaches: dict[str, str] = {}  # defence -> first breach, for the defences a run goes on past
         self.breaches_before_wrong = 1 << 30  # how many breaches were recorded before the first failing trial
@@ -577,23 +578,28 @@ class HardenedRun(_Run):
         return KernelCall(reply, 0, 0, out)
 
     def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
-                facts: judging.TrialFacts | None = None) -> Comparison:
+                facts: judging.TrialFacts | None = None, timed_dist: str | None = None) -> Comparison:
         """The mode's judgement: every check of ``kbench.core.judging`` with the trial's facts (timed outputs get
         the same checks, without the predictor table); a failure on tolerance checks only gets the float64
-        second opinion when the mode asks for it. Without the exact-output defence: KernelBench's allclose."""
+        second opinion when the mode asks for it. Without the exact-output defence: KernelBench's allclose.
+        ``timed_dist``: a timed output's distribution (its centred axes are decided once per distribution)."""
         t0 = time.perf_counter()
         try:
-            return self._compare(out, ref, x, params, facts)
+            return self._compare(out, ref, x, params, facts, timed_dist)
         finally:
             self.judging_s += time.perf_counter() - t0
 
     def _compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
-                 facts: judging.TrialFacts | None) -> Comparison:
+                 facts: judging.TrialFacts | None, timed_dist: str | None = None) -> Comparison:
         if not self.mode.has("exact_output"):
             return compare(out, ref, self.mode.atol, self.mode.rtol, exact=False)
         timed = facts is None
         if timed:  # a timed output: its reference buffer is reused, so its facts are not cached
-            facts = judging.trial_facts(self.task, ref, x, params, self.mode.atol, self.mode.rtol, predictors=False)
+            decided = self.timed_centred_axes.get(timed_dist) if timed_dist else None
+            facts = judging.trial_facts(self.task, ref, x, params, self.mode.atol, self.mode.rtol, predictors=False,
+                                        centred_axes=decided)
+            if timed_dist:
+                self.timed_centred_axes[timed_dist] = facts.centred_axes
         if not self.mode.has("centred_checks") or not self.mode.has("property_checks"):
             facts = dataclasses.replace(facts, centred=facts.centred if self.mode.has("centred_checks") else (),
                                         properties=facts.properties if self.mode.has("property_checks") else ())
@@ -690,9 +696,11 @@ class HardenedRun(_Run):
         buffers = {"ref": np.empty(self.task.out_shape, np.float32), "cand": np.empty(self.task.out_shape, np.float32)}
         fresh = self.mode.has("fresh_inputs")
         drawn = [False]
+        slot_dist = ["normal"]  # the distribution the slot holds now
 
         def next_input() -> tuple:
             if fresh or not drawn[0]:
+                slot_dist[0] = "normal"
                 self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
                 drawn[0] = True
             self.between_pairs(slot)
@@ -707,7 +715,8 @@ class HardenedRun(_Run):
         rounds = itertools.cycle(self.rng.permutation(others).tolist())  # (no check pairs when others is empty)
 
         def check_input() -> tuple:
-            self.g.draw_timing_input(self.task, slot, (next(rounds),))
+            slot_dist[0] = next(rounds)
+            self.g.draw_timing_input(self.task, slot, (slot_dist[0],))
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
             self.between_pairs(slot)
             return specs
@@ -745,7 +754,7 @@ class HardenedRun(_Run):
         def check_timed(out: np.ndarray, ref: np.ndarray, n: int) -> None:
             if defences.TIMED in self.breaches:
                 return  # closeness already failed on a timed output: every view with check_timed on says wrong
-            c = self.compare(out, ref, {k: v for k, v in slot.items()}, params)
+            c = self.compare(out, ref, {k: v for k, v in slot.items()}, params, timed_dist=slot_dist[0])
             if not c.ok:
                 key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
                 msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
