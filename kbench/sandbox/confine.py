@@ -21,6 +21,7 @@ layer each. As nsjail's ``containProc`` does, the steps run in one place, in thi
 from __future__ import annotations
 
 import ctypes
+import errno
 import multiprocessing
 import os
 import signal
@@ -243,6 +244,122 @@ def drop_reads() -> bool:
     return True
 
 
+PAGE = os.sysconf("SC_PAGE_SIZE")
+#: MADV_POPULATE_READ (Linux 5.14): fill the page tables of a mapping, reading what is not cached.
+_MADV_POPULATE_READ = 22
+#: The installation-file mappings ``_prefault`` populated: (start, end). Mappings made later (a module the
+#: preimport loaded) are touched page by page at the drop (``prefault_new_mappings``).
+_POPULATED: set[tuple[int, int]] = set()
+_POPULATED_WITH: set[str] = set()  # the extension modules loaded then
+#: The fork server's mappings whose pages it locked (``pin_library_pages``): always cached.
+_PINNED: set[tuple[int, int]] = set()
+
+
+def file_mappings(sizes_known: bool = True) -> list[tuple[int, int, bool]]:
+    """(start, end, whether the end is known to be within the file) of this process's readable mappings of
+    installation files: its shared libraries and extension modules, not the grader's arenas or devices. Cut
+    at the file's end when its size can be read (a load past it is SIGBUS); an unprivileged worker cannot
+    stat the interpreter under a 0700 home, whose mappings keep their full length. ``sizes_known=False``:
+    no size is looked up (every mapping whole)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    sizes: dict[str, int] = {}
+    out = []
+    for line in lines:
+        parts = line.split(maxsplit=5)
+        if len(parts) < 6 or not parts[1].startswith("r") or not parts[5].startswith("/"):
+            continue
+        path = parts[5]
+        if path.startswith(("/dev/", "/memfd:", "/proc/")) or path.endswith("(deleted)"):
+            continue
+        if not sizes_known:
+            sizes[path] = -1
+        elif path not in sizes:
+            try:
+                sizes[path] = os.stat(path).st_size
+            except OSError:
+                sizes[path] = -1
+        lo, hi = (int(v, 16) for v in parts[0].split("-"))
+        size = sizes[path]
+        end = hi if size < 0 else min(hi, -(-(lo + max(size - int(parts[2], 16), 0)) // PAGE) * PAGE)
+        if end > lo:
+            out.append((lo, end, size >= 0))
+    return out
+
+
+
+def pin_library_pages() -> int:
+    """In the fork server, once: lock every page of the installation files it has mapped (numpy's extensions,
+    OpenBLAS, libpython, ~60 MB) in memory. A worker's first load from a page of them faults (fork copies no
+    page-table entries of a read-only file mapping): after a disk read when the page is not cached, quickly
+    when it is. A candidate timing first loads learned which pages of numpy other processes ran lately, and
+    could leave a message for the next worker, with no file opened (S20). Locked, every page is always
+    cached: a first load says nothing. (Locks are not inherited: workers' memory limits are unchanged.)
+    Returns the pages locked; OSError when the kernel refuses (a user without CAP_IPC_LOCK past
+    RLIMIT_MEMLOCK): workers then populate their own page tables (``_prefault``)."""
+    lib = layers.libc()
+    for lo, end, _ in file_mappings():
+        if lib.mlock(ctypes.c_void_p(lo), ctypes.c_size_t(end - lo)) != 0:
+            err = ctypes.get_errno()
+            lib.munlockall()
+            raise OSError(err, f"mlock: {os.strerror(err)}")
+    _PINNED.update((lo, end) for lo, end, _ in file_mappings())
+    _POPULATED_WITH.update(_extension_modules())
+    return sum(end - lo for lo, end in _PINNED) // PAGE
+
+
+def _prefault(ctx: Context) -> None:
+    # Without the fork server's locked pages, the worker fills its own page tables: every page is then
+    # mapped when its candidate runs (~15 ms of every start; locking costs the fork server ~once).
+    if ctx.cfg.get("role") != "candidate":
+        raise NotNeeded("only a candidate worker runs code that could time its first loads")
+    if _PINNED:
+        return
+    lib = layers.libc()
+    for lo, end, _ in file_mappings(sizes_known=False):  # past a file's end it stops with EFAULT, never SIGBUS
+        if lib.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(end - lo), _MADV_POPULATE_READ) != 0:
+            err = ctypes.get_errno()
+            if err != errno.EFAULT:
+                raise OSError(err, f"madvise(MADV_POPULATE_READ): {os.strerror(err)}")
+        _POPULATED.add((lo, end))
+    _POPULATED_WITH.update(_extension_modules())
+
+
+class _Pages:
+    """Memory at an address as a read-only byte array (numpy's array interface: no copy, no ctypes call)."""
+
+    def __init__(self, addr: int, n: int) -> None:
+        self.__array_interface__ = {"data": (addr, True), "shape": (n,), "typestr": "|u1", "version": 3}
+
+
+def _extension_modules() -> set[str]:
+    """The extension modules loaded (what maps a library into the process after start-up)."""
+    return {name for name, m in list(sys.modules.items())
+            if str(getattr(m, "__file__", "") or "").endswith((".so", ".pyd"))}
+
+
+def prefault_new_mappings() -> int:
+    """Before a candidate's code runs: load one byte of every page of the installation files mapped since
+    ``_prefault`` (all of them when it could not run), so that no first load is left for the candidate to
+    time. When no extension module was loaded since, nothing can have been mapped: nothing to do (reading
+    the maps again cost ~1.7 ms of every worker's start). Returns the pages touched."""
+    import numpy as np  # in the fork server already
+
+    if (_POPULATED or _PINNED) and _extension_modules() <= _POPULATED_WITH:
+        return 0
+    touched = 0
+    for lo, end, within in file_mappings():
+        if (lo, end) in _POPULATED or (lo, end) in _PINNED or not within:
+            continue
+        view = np.asarray(_Pages(lo, end - lo))
+        int(view[::PAGE].max())
+        touched += (end - lo) // PAGE
+    return touched
+
+
 def _pin(ctx: Context) -> None:
     cpu = ctx.cfg.get("cpu")
     if cpu is not None and hasattr(os, "sched_setaffinity"):
@@ -299,6 +416,11 @@ STEPS: tuple[Step, ...] = (
          "a Landlock ruleset (ABI 1-6 features as the kernel offers)",
          "the view is read-only anyway; without the view too, C-level writes (dir_fd, sqlite3) get through",
          worker=_landlock),
+    Step("prefault", "page-cache probes by the timing of a first load from a mapped library page",
+         "the fork server locks its library pages in memory (always cached); without that lock, MADV_POPULATE_READ "
+         "on every installation-file mapping of a candidate worker; a library mapped later is loaded page by "
+         "page before its candidate runs",
+         "at the drop every page is loaded once instead (slower)", worker=_prefault, layer=False),
     Step("cpu", "more cores than the one timing runs on", "sched_setaffinity to the timing core", "—",
          worker=_pin, layer=False),
     Step("seccomp", "exec, fork, ptrace, process_vm_*, pidfd, signals and rlimits aimed at other processes, "

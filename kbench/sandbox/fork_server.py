@@ -9,6 +9,8 @@
   forks is pid 1 of a pid namespace of its own. That process is the worker itself (``confine.enter``): no
   warden, no second fork (~3 ms of each worker's start: copying the page tables of a process holding numpy,
   and copying again every page both touch). Elsewhere the warden makes the pid namespace, as before.
+- The pages of the libraries it has mapped, locked in memory (``confine.pin_library_pages``): always cached,
+  so a worker's first load from one says nothing about what other processes ran (S20).
 - The garbage collector's view of what is already loaded: ``gc.freeze()`` moves every object the fork
   server holds (numpy, kbench, the preloaded modules) out of the collector's reach. A collection in a forked
   warden or worker would otherwise visit them all and write to their headers, copying every page that holds
@@ -91,5 +93,9 @@ def _fork_into_pid_namespaces() -> None:
 if _base:
     confine.prepare_view(_base)
     _fork_into_pid_namespaces()
+    try:
+        confine.pin_library_pages()
+    except OSError:
+        pass  # each candidate worker populates its own page tables instead (confine's "prefault" step)
     gc.collect()
     gc.freeze()

@@ -337,6 +337,8 @@ class Executor:
                 self.reads_dropped = True
                 if isinstance(req, P.Load):
                     preimport_named_modules(req.src, _MODULE_ALIASES)
+                if self.role == "candidate":
+                    confine.prefault_new_mappings()
                 try:
                     confine.drop_reads()
                 except OSError:
