@@ -440,8 +440,7 @@ def _centred_rows(ref: np.ndarray, tol: np.ndarray, rtol: float, floor: np.float
     tol2 = tol.reshape(-1, 1).astype(np.float64)
     with np.errstate(all="ignore"):
         s1 = (r2 @ np.ones(L, np.float32)).astype(np.float64)
-        sq = (squares[0] if squares is not None and ref.dtype == np.float32 else
-              np.einsum("ij,ij->i", r2, r2)).astype(np.float64)
+        sq = (squares[0] if squares is not None else np.einsum("ij,ij->i", r2, r2)).astype(np.float64)
         mu = s1 / L
         ms = sq / L
         var = np.maximum(ms - mu * mu, 0.0)

@@ -290,7 +290,6 @@ def file_mappings(sizes_known: bool = True) -> list[tuple[int, int, bool]]:
     return out
 
 
-
 def pin_library_pages() -> int:
     """In the fork server, once: lock every page of the installation files it has mapped (numpy's extensions,
     OpenBLAS, libpython, ~60 MB) in memory. A worker's first load from a page of them faults (fork copies no
