@@ -66,9 +66,9 @@ def harness(name: str | None) -> Iterator[None]:
         server.TEST_HARNESS = saved
 
 
-def start(run: str) -> Worker:
+def start(run: str, blas_threads: int = 1) -> Worker:
     with harness("native" if run == "native" else None):
-        return Worker("reference" if run == "reference" else "candidate")
+        return Worker("reference" if run == "reference" else "candidate", blas_threads=blas_threads)
 
 
 def skip_unless(w: Worker, needs: tuple[str, ...]) -> None:
@@ -90,9 +90,9 @@ def ready(w: Worker, src: str) -> tuple[InputArena, tuple]:
     return arena, (P.array_spec("x", x, 0),)
 
 
-def outcome(run: str, body: str, needs: tuple[str, ...] = ()) -> str:
+def outcome(run: str, body: str, needs: tuple[str, ...] = (), blas_threads: int = 1) -> str:
     """Run the attack in a fresh worker; return its outcome word(s)."""
-    with start(run) as w:
+    with start(run, blas_threads) as w:
         skip_unless(w, needs)
         arena, spec = ready(w, source(body))
         k = w.run(P.Call("cand", "p", spec), 10.0, None)

@@ -455,3 +455,58 @@ def test_the_fork_server_imports_nothing_from_the_current_directory(tmp_path):
                        capture_output=True, text=True, timeout=180)
     assert not marker.exists(), marker.read_text()
     assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr[-2000:]
+
+
+def test_threads_running_before_the_read_drop_are_bound_by_it():
+    """Landlock binds the thread that stacks a layer and those it starts later, not those already running.
+    With two BLAS threads, OpenBLAS's pool thread was started before the confinement: native code that made it
+    run a signal handler opened any installation file from there, after the drop (S9's probe again). Now the
+    pool starts after the drop, and every thread refuses."""
+    out = outcome("native", '''
+import ctypes, time
+import numpy as np
+me = syscall(186)[0]  # gettid
+seen = {}
+def on_signal(signum):
+    try:
+        os.close(os.open(np.__file__, os.O_RDONLY))
+        seen[syscall(186)[0]] = "opened"
+    except OSError:
+        seen[syscall(186)[0]] = "refused"
+handler = ctypes.CFUNCTYPE(None, ctypes.c_int)(on_signal)
+libc.signal.restype = ctypes.c_void_p
+libc.signal(10, handler)  # SIGUSR1, run by whichever thread it is sent to
+others = [int(t) for t in os.listdir("/proc/self/task") if int(t) != me]
+for tid in others:
+    syscall(234, os.getpid(), tid, 10)  # tgkill
+    for _ in range(100):
+        if tid in seen:
+            break
+        time.sleep(0.005)
+return f"others {len(others)} " + " ".join(sorted(seen.get(t, "silent") for t in others))
+''', needs=("landlock",), blas_threads=2)
+    if out.startswith("others 0"):
+        pytest.skip("no BLAS thread pool runs beside the worker's thread here")
+    assert "opened" not in out and "refused" in out, out
+
+
+def test_no_landlock_layer_is_stacked_while_another_thread_runs():
+    """The check itself (what TSYNC, Landlock ABI 8, would make unnecessary), and what a candidate gets when a
+    thread runs at the drop: a refusal that says why, not a worker whose other thread keeps its reads."""
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        with pytest.raises(confine.ThreadsRunning):
+            confine._only_thread()
+    finally:
+        stop.set()
+        t.join()
+    starts_a_thread = "import threading\nthreading.Thread(target=__import__('time').sleep, args=(60,), daemon=True)" \
+                      ".start()\ndef forward(x, params, alloc):\n    return x['x']\n"
+    with start("candidate") as w:
+        skip_unless(w, ("landlock",))
+        # A trusted source (naive mode loads the reference so) whose import starts a thread; then the candidate.
+        assert isinstance(w.call(P.Load(starts_a_thread, "ref", trusted=True), 10.0), P.Loaded)
+        reply = w.call(P.Load("def forward(x, params, alloc):\n    return x['x']\n", "cand"), 10.0)
+    assert isinstance(reply, P.Failure) and "could not be dropped" in reply.error, reply

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import itertools
 import multiprocessing
 import os
 import signal
@@ -221,10 +222,28 @@ def _no_new_privs(ctx: Context) -> None:
 _NO_READS: int | None = None
 
 
+class ThreadsRunning(OSError):
+    """A Landlock layer was not stacked: other threads run, or their number could not be read."""
+
+
+def _only_thread() -> None:
+    """Landlock binds the thread that stacks a layer and the threads it starts afterwards, not those already
+    running (LANDLOCK_RESTRICT_SELF_TSYNC, Landlock ABI 8, would bind them all): a thread started earlier, by
+    a module's import or by OpenBLAS's pool, would keep every right a layer takes away, and native code can make
+    any thread of its process run what it wants. So a layer is stacked only on a process of one thread."""
+    try:
+        n = len(os.listdir("/proc/self/task"))
+    except OSError as e:
+        raise ThreadsRunning(e.errno, f"its threads could not be counted ({e.strerror})") from None
+    if n != 1:
+        raise ThreadsRunning(errno.EBUSY, f"{n} threads were running: Landlock would bind only the calling one")
+
+
 def _landlock(ctx: Context) -> None:
     global _NO_READS
     # Its own /proc lists only its own processes: let it look (tests show the pid namespace that way).
     own_proc = ["/proc"] if ctx.holds("pidns") and ctx.holds("mountns") else []
+    _only_thread()
     landlock.restrict(landlock.prepare(read_roots() + own_proc))
     if ctx.cfg.get("role") == "candidate":
         _NO_READS = landlock.prepare(own_proc)
@@ -235,11 +254,17 @@ def drop_reads() -> bool:
     Its candidate's imports have run (loading a module reads files); what runs next (``init``, every call)
     could time its reads of installation files, whose pages are the page cache every process shares, and so
     tell which files others read lately, or leave a message for the next worker in which pages it loaded
-    (S9). Once only; False when there is no such layer (not a candidate worker, or Landlock missing)."""
+    (S9). Once only; False when there is no such layer (not a candidate worker, or Landlock missing);
+    ``ThreadsRunning`` when another thread runs (``_only_thread``)."""
     global _NO_READS
     fd, _NO_READS = _NO_READS, None
     if fd is None:
         return False
+    try:
+        _only_thread()
+    except ThreadsRunning:
+        os.close(fd)
+        raise
     landlock.restrict(fd)
     return True
 
@@ -247,12 +272,36 @@ def drop_reads() -> bool:
 PAGE = os.sysconf("SC_PAGE_SIZE")
 #: MADV_POPULATE_READ (Linux 5.14): fill the page tables of a mapping, reading what is not cached.
 _MADV_POPULATE_READ = 22
-#: The installation-file mappings ``_prefault`` populated: (start, end). Mappings made later (a module the
-#: preimport loaded) are touched page by page at the drop (``prefault_new_mappings``).
-_POPULATED: set[tuple[int, int]] = set()
-_POPULATED_WITH: set[str] = set()  # the extension modules loaded then
-#: The fork server's mappings whose pages it locked (``pin_library_pages``): always cached.
-_PINNED: set[tuple[int, int]] = set()
+#: The installation-file mappings whose every page is in the page tables, or always cached: (start, end).
+#: Mappings made later (a module the preimport loaded) are touched page by page at the drop
+#: (``prefault_new_mappings``).
+_LOADED: set[tuple[int, int]] = set()
+_PINNED = False  # _LOADED holds the fork server's locked mappings (``pin_library_pages``)
+#: ``sys.modules`` when _LOADED was taken: its length and its last name (modules are appended as imported).
+_MODULES_MARK: tuple[int, str] | None = None
+
+
+def _mark_modules() -> None:
+    global _MODULES_MARK
+    _MODULES_MARK = (len(sys.modules), next(reversed(sys.modules)))
+
+
+def _extension_loaded_since_mark() -> bool:
+    """Whether an extension module (what maps a library after start-up) may have been imported since
+    ``_mark_modules``. Only the names added since are looked at: touching every module object, as a scan of
+    ``sys.modules`` does, writes their reference counts and copies each page that holds one (~1.7 ms of a
+    worker's start)."""
+    if _MODULES_MARK is None:
+        return True
+    n, last = _MODULES_MARK
+    added = len(sys.modules) - n
+    if added < 0:
+        return True  # modules were removed: the mark no longer says what is new
+    names = list(itertools.islice(reversed(sys.modules), added + 1))
+    if len(names) != added + 1 or names[-1] != last:
+        return True
+    return any(str(getattr(sys.modules.get(name), "__file__", "") or "").endswith((".so", ".pyd"))
+               for name in names[:-1])
 
 
 def file_mappings(sizes_known: bool = True) -> list[tuple[int, int, bool]]:
@@ -305,9 +354,11 @@ def pin_library_pages() -> int:
             err = ctypes.get_errno()
             lib.munlockall()
             raise OSError(err, f"mlock: {os.strerror(err)}")
-    _PINNED.update((lo, end) for lo, end, _ in file_mappings())
-    _POPULATED_WITH.update(_extension_modules())
-    return sum(end - lo for lo, end in _PINNED) // PAGE
+    global _PINNED
+    _LOADED.update((lo, end) for lo, end, _ in file_mappings())
+    _PINNED = True
+    _mark_modules()
+    return sum(end - lo for lo, end in _LOADED) // PAGE
 
 
 def _prefault(ctx: Context) -> None:
@@ -323,8 +374,8 @@ def _prefault(ctx: Context) -> None:
             err = ctypes.get_errno()
             if err != errno.EFAULT:
                 raise OSError(err, f"madvise(MADV_POPULATE_READ): {os.strerror(err)}")
-        _POPULATED.add((lo, end))
-    _POPULATED_WITH.update(_extension_modules())
+        _LOADED.add((lo, end))
+    _mark_modules()
 
 
 class _Pages:
@@ -334,24 +385,18 @@ class _Pages:
         self.__array_interface__ = {"data": (addr, True), "shape": (n,), "typestr": "|u1", "version": 3}
 
 
-def _extension_modules() -> set[str]:
-    """The extension modules loaded (what maps a library into the process after start-up)."""
-    return {name for name, m in list(sys.modules.items())
-            if str(getattr(m, "__file__", "") or "").endswith((".so", ".pyd"))}
-
-
 def prefault_new_mappings() -> int:
     """Before a candidate's code runs: load one byte of every page of the installation files mapped since
-    ``_prefault`` (all of them when it could not run), so that no first load is left for the candidate to
-    time. When no extension module was loaded since, nothing can have been mapped: nothing to do (reading
-    the maps again cost ~1.7 ms of every worker's start). Returns the pages touched."""
+    ``_prefault`` or locked by the fork server (all of them when neither happened), so that no first load is
+    left for the candidate to time. When no extension module was imported since, nothing can have been
+    mapped: nothing to do. Returns the pages touched."""
     import numpy as np  # in the fork server already
 
-    if (_POPULATED or _PINNED) and _extension_modules() <= _POPULATED_WITH:
+    if _LOADED and not _extension_loaded_since_mark():
         return 0
     touched = 0
     for lo, end, within in file_mappings():
-        if (lo, end) in _POPULATED or (lo, end) in _PINNED or not within:
+        if (lo, end) in _LOADED or not within:
             continue
         view = np.asarray(_Pages(lo, end - lo))
         int(view[::PAGE].max())

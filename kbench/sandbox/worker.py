@@ -199,8 +199,10 @@ def preimport_named_modules(src: str, aliases: dict[str, str]) -> list[str]:
 class Executor:
     """The worker's state and its request handlers."""
 
-    def __init__(self, conn: Any, fds: socket.socket, role: str, extra_names: dict[str, Any] | None = None) -> None:
+    def __init__(self, conn: Any, fds: socket.socket, role: str, extra_names: dict[str, Any] | None = None,
+                 blas_threads: int = 1) -> None:
         self.conn, self.fds, self.role = conn, fds, role
+        self.blas_threads, self.blas_limit = blas_threads, None
         self.extra_names = extra_names or {}
         self.inputs: mmap.mmap | None = None
         self.scratch: mmap.mmap | None = None
@@ -213,6 +215,7 @@ class Executor:
         self.same: tuple[Any, dict[str, np.ndarray]] | None = None  # the last call's input objects, by specs
         self.writer = _CappedWriter(_STDOUT_CAP)
         self.reads_dropped = False
+        self.refusal: str | None = None  # every request that could run the candidate's code gets it
         self.handlers: dict[type, Callable[[Any], P.Reply]] = {
             P.MapArena: self.map_arena, P.Gate: self.gate, P.Load: self.load, P.SetParams: self.set_params,
             P.Call: self.call, P.Ping: lambda req: P.Pong(), P.ReadStdout: self.read_stdout,
@@ -324,6 +327,27 @@ class Executor:
             kind = "readonly" if isinstance(e, ValueError) and "read-only" in str(e) else "error"
             return P.Failure(text, kind)
 
+    def _before_candidate_code(self, req: Any) -> None:
+        """The last steps before code a candidate wrote may run: the modules its source names imported, the
+        pages of the libraries they mapped loaded, its reads dropped (``confine.drop_reads``), then BLAS's
+        threads started: after the drop, they are bound by it (Landlock binds the thread that stacks a layer
+        and those it starts afterwards)."""
+        if isinstance(req, P.Load):
+            preimport_named_modules(req.src, _MODULE_ALIASES)
+        if self.role == "candidate":
+            confine.prefault_new_mappings()
+        try:
+            confine.drop_reads()
+        except confine.ThreadsRunning as e:
+            self.refusal = f"kbench sandbox: its file reads could not be dropped before its code ran: {e.strerror}"
+        except OSError:
+            pass  # the first layer holds: the installation stays readable (reported by the test of S9)
+        if _BLAS is not None and _BLAS_THREADS != self.blas_threads:
+            try:
+                self.blas_limit = _BLAS.limit(limits=self.blas_threads)
+            except Exception:  # noqa: BLE001
+                pass
+
     def serve(self) -> None:
         while True:
             try:
@@ -335,15 +359,11 @@ class Executor:
             if not self.reads_dropped and not isinstance(req, _BEFORE_CANDIDATE_CODE) and \
                     not (isinstance(req, P.Load) and req.trusted):
                 self.reads_dropped = True
-                if isinstance(req, P.Load):
-                    preimport_named_modules(req.src, _MODULE_ALIASES)
-                if self.role == "candidate":
-                    confine.prefault_new_mappings()
-                try:
-                    confine.drop_reads()
-                except OSError:
-                    pass  # the first layer holds: the installation stays readable (reported by the test of S9)
-            reply = self.answer(req)
+                self._before_candidate_code(req)
+            if self.refusal is not None and not isinstance(req, _BEFORE_CANDIDATE_CODE):
+                reply: P.Reply = P.Failure(self.refusal)
+            else:
+                reply = self.answer(req)
             try:
                 self.conn.send_bytes(P.encode(reply))
             except (OSError, ValueError):
@@ -418,15 +438,11 @@ def main(conn: Any, cfg: dict[str, Any]) -> None:
     fds = socket.socket(fileno=os.dup(conn.fileno()))  # receives arena descriptors (SCM_RIGHTS)
     _quiet_stdio()
     _same_allocator_everywhere()
-    if _BLAS is not None and _BLAS_THREADS != int(cfg["blas_threads"]):
-        try:
-            cfg["_blas"] = _BLAS.limit(limits=int(cfg["blas_threads"]))
-        except Exception:  # noqa: BLE001
-            pass
     ctx = confine.enter(cfg, keep_fds=(conn.fileno(), fds.fileno()),
                         announce=lambda pid: conn.send_bytes(P.encode(P.Started(pid))))
     harness = cfg.get("harness")
-    ex = Executor(conn, fds, cfg["role"], _native_names() if harness == "native" else None)
+    ex = Executor(conn, fds, cfg["role"], _native_names() if harness == "native" else None,
+                  int(cfg["blas_threads"]))
     sys.stdout = sys.stderr = ex.writer  # type: ignore[assignment]
     if cfg["role"] == "candidate" and harness is None:
         _install_audit_hook()
