@@ -198,6 +198,16 @@ def _setup_page_cache() -> None:
     Path(_stdlib("tabnanny.py")).read_bytes()
 
 
+def _setup_module_evicted() -> None:
+    """S21: a stdlib module nobody imports, its source and its compiled files out of the page cache."""
+    for path in [_stdlib("pydoc_data/topics.py"), *Path(_stdlib("pydoc_data/__pycache__")).glob("topics.*")]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 PIP_CONF_CANARY = "KBENCH_ADV_PIPCONF_" + secrets.token_hex(8)
 
 
@@ -212,7 +222,8 @@ def _setup_prefix_config():
 
 
 #: State an attack probes, made before its run; a setup may return what undoes it.
-SETUPS = {"page_cache": _setup_page_cache, "prefix_config": _setup_prefix_config}
+SETUPS = {"page_cache": _setup_page_cache, "module_evicted": _setup_module_evicted,
+          "prefix_config": _setup_prefix_config}
 
 
 def _runs(a: Attack) -> tuple[str, ...]:

@@ -217,9 +217,14 @@ def _no_new_privs(ctx: Context) -> None:
     pyprctl.set_no_new_privs()
 
 
-#: A candidate worker's second Landlock layer, reading nothing but its own /proc: prepared while paths can
-#: still be named, enforced by ``drop_reads`` before its candidate's module runs.
+#: A candidate worker's second Landlock layer, reading no file but a few of its own /proc: prepared while paths
+#: can still be named, enforced by ``drop_reads`` before its candidate's module runs.
 _NO_READS: int | None = None
+#: What it may still read of its own /proc: no counter of its own (stat, status, io, sched, schedstat: major
+#: faults, blocks read, I/O waits, context switches). The preimport and the page loads before the drop read
+#: from disk exactly when nobody had those files cached, and the candidate's top level could read its counters
+#: (S21). Its /proc's directories stay listable (its pid, its threads, its descriptors).
+OWN_PROC_READABLE = ("maps", "cmdline", "environ", "comm", "mountinfo", "limits")
 
 
 class ThreadsRunning(OSError):
@@ -246,7 +251,7 @@ def _landlock(ctx: Context) -> None:
     _only_thread()
     landlock.restrict(landlock.prepare(read_roots() + own_proc))
     if ctx.cfg.get("role") == "candidate":
-        _NO_READS = landlock.prepare(own_proc)
+        _NO_READS = landlock.prepare([], list_roots=own_proc, own_proc_files=OWN_PROC_READABLE)
 
 
 def drop_reads() -> bool:

@@ -32,6 +32,7 @@ from kbench.sandbox.layers.namespaces import (CLONE_NEWNS, MNT_DETACH, MS_BIND, 
 DEVICES = ("/dev/null", "/dev/urandom")
 _SYS_PIVOT_ROOT = 155  # x86_64
 _ST_TO_MS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+_MS_NOATIME, _ATIME_FLAGS = 1024, 1024 | 2048 | (1 << 21)  # noatime; noatime, nodiratime, relatime
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,13 @@ def _stage(base: str, view: Plan) -> None:
             mount(path, dst, None, MS_BIND)
         except OSError:  # a tree holding mounts of its own that a user namespace locks: bind it whole
             mount(path, dst, None, MS_BIND | MS_REC)
-        mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _flags_of(path))
+        keep = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+        try:
+            # No access time written through the view: a worker's reads (the preimport a candidate's source
+            # chooses) leave no mark in an inode's atime for the next worker's stat to see.
+            mount(None, dst, None, keep | (_flags_of(path) & ~_ATIME_FLAGS) | _MS_NOATIME)
+        except OSError:  # inside a user namespace the host's atime flags are locked: kept
+            mount(None, dst, None, keep | _flags_of(path))
     for link, target in view.links:
         dst = base + link
         if not os.path.lexists(dst):

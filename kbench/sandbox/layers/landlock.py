@@ -42,8 +42,11 @@ def abi() -> int:
     return max(int(v), 0)
 
 
-def prepare(read_roots: list[str]) -> int:
-    """Build the ruleset while every path can still be opened; return its descriptor."""
+def prepare(read_roots: list[str], list_roots: list[str] | tuple[str, ...] = (),
+            own_proc_files: tuple[str, ...] | None = None) -> int:
+    """Build the ruleset while every path can still be opened; return its descriptor. ``read_roots``: read
+    beneath; ``list_roots``: directories listed beneath, no file read; ``own_proc_files``: the files of
+    ``/proc/self/`` that may be read (None: every one)."""
     version = abi()
     if version < 1:
         raise OSError(errno.EOPNOTSUPP, "Landlock is not available in this kernel")
@@ -57,8 +60,12 @@ def prepare(read_roots: list[str]) -> int:
         e = ctypes.get_errno()
         raise OSError(e, f"landlock_create_ruleset: {os.strerror(e)}")
     read_dir = _FS_READ_FILE | _FS_READ_DIR
-    rules = [(r, read_dir) for r in read_roots]
-    rules += [("/proc/self/", read_dir), ("/dev/null", _FS_READ_FILE | _FS_WRITE_FILE), ("/dev/urandom", _FS_READ_FILE)]
+    rules = [(r, read_dir) for r in read_roots] + [(r, _FS_READ_DIR) for r in list_roots]
+    if own_proc_files is None:
+        rules.append(("/proc/self/", read_dir))
+    else:
+        rules += [("/proc/self/", _FS_READ_DIR)] + [(f"/proc/self/{name}", _FS_READ_FILE) for name in own_proc_files]
+    rules += [("/dev/null", _FS_READ_FILE | _FS_WRITE_FILE), ("/dev/urandom", _FS_READ_FILE)]
     for path, access in rules:
         try:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)

@@ -16,7 +16,8 @@ forms, never a deny-list. What the rules keep out, beyond the syscalls missing f
 - ``prctl``: only reading options and naming threads.
 - ``kill``/``tgkill``/``rt_(tg)sigqueueinfo``/``prlimit64``: only the worker itself.
 - ``clone``: only threads (CLONE_THREAD); ``clone3`` gives ENOSYS so glibc falls back to clone.
-- gone entirely: sysinfo (the machine's load and process count), fadvise64, readahead, mincore, flock, exec, fork, ptrace, process_vm_*, pidfd_*,
+- gone entirely: getrusage (its blocks read and major faults: whether the files read for it before its
+  code ran were cached, S21), sysinfo (the machine's load and process count), fadvise64, readahead, mincore, flock, exec, fork, ptrace, process_vm_*, pidfd_*,
   sockets, namespaces, mounts, bpf, perf, io_uring, userfaultfd, keys, memfd_create, affinity changes.
 
 The filter is built with libseccomp (PyPI ``pyseccomp``) once, in the fork server, with a placeholder for
@@ -63,7 +64,7 @@ ALLOWED: tuple[str, ...] = (
     "sigaltstack", "restart_syscall", "alarm", "setitimer", "getitimer", "pause",
     # identity and time
     "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getgroups", "getresuid", "getresgid",
-    "getpgrp", "getpgid", "getsid", "getrlimit", "getrusage", "times", "uname", "clock_gettime",
+    "getpgrp", "getpgid", "getsid", "getrlimit", "times", "uname", "clock_gettime",
     "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time", "getrandom", "timerfd_create",
     "timerfd_settime", "timerfd_gettime", "getcpu",
     # waiting on descriptors; the reply socket it was given (no new sockets)
