@@ -42,6 +42,8 @@ from tests import leftovers
 from tests.attack_sources import bad_parts, graded_source
 from tests.sandbox_probe import harness as worker_harness
 
+pytestmark = pytest.mark.slow
+
 ADV = Path(__file__).parent / "adversarial"
 FAST = 1.3  # "correct and faster": what no adversarial kernel may get from the hardened grader
 

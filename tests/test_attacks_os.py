@@ -55,6 +55,8 @@ import pytest
 from tests import leftovers
 from tests.attack_sources import bad_parts, graded_source
 
+pytestmark = pytest.mark.slow
+
 OS_ADV = Path(__file__).parent / "adversarial" / "os"
 RUNNER = OS_ADV / "_runner.py"
 FAST = 1.3
