@@ -22,7 +22,6 @@ def grader():
 def _lecture_registries_only():
     """Each module starts and ends with the lecture's task registries: on two workers a module runs after
     whichever modules its worker ran before, and none may see what another registered."""
-
     from kbench import usertasks
 
     usertasks.deactivate()
@@ -37,4 +36,3 @@ def pytest_collection_modifyitems(items: list) -> None:
     set) before its "off by default" test."""
     slow = {item.module for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.module not in slow)  # whole modules move: the order within one is kept
-

@@ -281,7 +281,6 @@ _MADV_POPULATE_READ = 22
 #: Mappings made later (a module the preimport loaded) are touched page by page at the drop
 #: (``prefault_new_mappings``).
 _LOADED: set[tuple[int, int]] = set()
-_PINNED = False  # _LOADED holds the fork server's locked mappings (``pin_library_pages``)
 #: ``sys.modules`` when _LOADED was taken: its length and its last name (modules are appended as imported).
 _MODULES_MARK: tuple[int, str] | None = None
 
@@ -359,9 +358,7 @@ def pin_library_pages() -> int:
             err = ctypes.get_errno()
             lib.munlockall()
             raise OSError(err, f"mlock: {os.strerror(err)}")
-    global _PINNED
     _LOADED.update((lo, end) for lo, end, _ in file_mappings())
-    _PINNED = True
     _mark_modules()
     return sum(end - lo for lo, end in _LOADED) // PAGE
 
@@ -371,7 +368,7 @@ def _prefault(ctx: Context) -> None:
     # mapped when its candidate runs (~15 ms of every start; locking costs the fork server ~once).
     if ctx.cfg.get("role") != "candidate":
         raise NotNeeded("only a candidate worker runs code that could time its first loads")
-    if _PINNED:
+    if _LOADED:  # the fork server's locked mappings (``pin_library_pages``)
         return
     lib = layers.libc()
     for lo, end, _ in file_mappings(sizes_known=False):  # past a file's end it stops with EFAULT, never SIGBUS
