@@ -5,14 +5,24 @@ The independent side is timeit/pyperf style and shares no code with kbench's tim
 pinned to one core and one BLAS thread, the reference and the candidate loaded with plain ``exec``,
 default parameters (``init`` applied once), a pool of 8 normal inputs drawn with numpy directly and
 cycled, the two functions alternated call by call in random order, and the median of ``--calls`` timed
-calls each. It runs twice: "staged", under kbench's conventions (each call gets a fresh copy of its pool
-input made just before it, as kbench's worker does, and ``alloc`` hands out buffers NaN-filled before the
-call, as hardened's pool is), and
-"cycled", the pool's arrays passed as they are (each last touched 8 calls ago) and ``alloc`` = ``np.empty``.
-Ratio = kbench / staged; target: within 5 % (0.95-1.05) for every candidate whose kernel runs >= 1 ms. The
-cycled column shows how much the conventions alone move a speedup.
+calls each. It runs under kbench's conventions ("staged": each call gets a fresh copy of its pool input
+made just before it, as kbench's worker does; ``alloc`` hands out buffers NaN-filled before the call, as
+hardened's pool is; glibc's allocator keeps freed memory, as in kbench's workers, so neither side pays
+page faults on temporaries), and once more with the pool's arrays passed as they are and
+``alloc`` = ``np.empty`` ("cycled", for contrast: how much the conventions alone move a speedup).
 
-    python benchmarks/accuracy.py [--tasks L1_gelu,L1_softmax] [--calls 60]
+kbench is measured twice: as it grades (its stopping rule stops as soon as the interval is clear of every
+fast_p threshold, so a 40x kernel stops after five pairs with a wide interval: the check is that this
+interval contains the independent speedup), and with ``decide_early=False`` (sampling until the
+interval is within ±2 % or a 3 s budget, doubled when undecided, is spent: the check is the 5 % target).
+The staged side runs in this process before and after the two kbench runs (the ratio is taken to their
+geometric mean), and in ``--fresh`` new processes after them: on a VM a memory-bound kernel's time
+depends on the memory its process was given (row_scale's 16 MiB stream read 1.87 ms in one fresh process
+and 2.49 ms in the next, the same code), and kbench's workers are fresh processes too. A miss is
+attributed to that scatter, not to kbench, when the independent measurements themselves spread by more
+than 5 % and kbench lies within 5 % of their range; the table shows the range.
+
+    python benchmarks/accuracy.py [--tasks L1_gelu,L1_softmax] [--calls 60] [--fresh 3]
 """
 
 from __future__ import annotations
@@ -91,65 +101,157 @@ def independent_speedup(task, src: str, calls: int, seed: int, staged: bool) -> 
     return r / c, r, c
 
 
+def same_allocator_as_workers() -> None:
+    """The allocator convention of kbench's workers (``kbench.sandbox.worker``): arrays up to 32 MiB from
+    the heap, freed memory kept. Without it this process returns freed temporaries to the kernel and pays
+    page faults for them on the next call (a layer norm reference measured 8.8 ms here against 5.6 ms)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+    except Exception:  # noqa: BLE001 - not glibc: the independent side keeps the default allocator
+        console.print("[yellow]not glibc: the independent side keeps this process's default allocator[/]")
+
+
+def child(name: str, calls: int, seed: int) -> int:
+    """``--child task/candidate``: the staged independent measurement alone, in this fresh process."""
+    import json
+    import os
+
+    from kbench import LIBRARY, TASK
+
+    same_allocator_as_workers()
+    pin_blas(1)
+    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+    c = next(c for c in LIBRARY if f"{c.task}/{c.name}" == name)
+    print(json.dumps(independent_speedup(TASK[c.task], c.src, calls, seed, staged=True)))
+    return 0
+
+
+def fresh_speedups(name: str, n: int, calls: int, seed: int) -> list[float]:
+    """The staged speedup measured in ``n`` new processes, one after another (nothing else runs)."""
+    import json
+    import subprocess
+    import sys
+
+    out = []
+    for i in range(n):
+        p = subprocess.run([sys.executable, __file__, "--child", name, "--calls", str(calls), "--seed",
+                            str(seed + 1000 * (i + 1))], capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            raise RuntimeError(f"independent child for {name} failed: {p.stderr.strip().splitlines()[-1:]}")
+        out.append(float(json.loads(p.stdout.strip().splitlines()[-1])[0]))
+    return out
+
+
 def main() -> int:
     import os
+    from dataclasses import replace
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls per function, independent side")
+    ap.add_argument("--fresh", type=int, default=3, help="independent measurements in new processes, each")
+    ap.add_argument("--child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return child(args.child, args.calls, args.seed)
 
     from kbench import HARDENED, LIBRARY, TASK, Grader, evaluate
 
+    same_allocator_as_workers()
     pin_blas(1)
+    assert HARDENED.timing is not None
+    precise = replace(HARDENED, name="hardened-precise",
+                      timing=replace(HARDENED.timing, decide_early=False, budget_s=3.0, max_runs=80))
     t0 = header("Accuracy: kbench hardened speedup vs an independent in-process measurement",
                 f"every correct library candidate; independent side: this process, one core, one BLAS thread, "
-                f"{args.calls} alternated calls per function, median; target ratio within ±{TARGET:.0%} for "
-                f"kernels >= {MIN_KERNEL_S * 1e3:.0f} ms.")
+                f"{args.calls} alternated calls per function, median, before and after kbench's runs; target: "
+                f"kbench without early decisions within ±{TARGET:.0%} for kernels >= {MIN_KERNEL_S * 1e3:.0f} ms, "
+                "and kbench's graded interval containing the independent speedup.")
     wanted = set(args.tasks.split(",")) if args.tasks else None
     grader = Grader()
-    table = Table("candidate", "kbench", "95% interval", "stop", "staged", "t_cand", "ratio", "within 5%",
-                  "cycled", "ratio (cycled)", title="kbench / independent (staged: the target; cycled: for contrast)")
-    misses, counted, ratios, long_enough = [], 0, [], []
+    table = Table("candidate", "graded (interval, stop)", "contains?", "precise (pairs)", "staged before / after",
+                  f"{args.fresh} fresh processes", "t_cand", "ratio", "within 5%", "cycled", title="kbench / independent (staged, geometric mean of "
+                  "before and after: the target; cycled: for contrast)")
+    misses, drifted, counted, ratios, long_enough, covered, n_graded = [], [], 0, [], [], 0, 0
     try:
         for c in LIBRARY:
             if wanted and c.task not in wanted:
                 continue
             progress(f"{c.task}/{c.name}")
+            seed = len(ratios) + 1
+
+            def independent(staged: bool) -> tuple[float, float, float]:
+                cpus = os.sched_getaffinity(0)
+                os.sched_setaffinity(0, {max(cpus)})  # one core, like the sandbox's timing, only while measuring
+                try:
+                    return independent_speedup(TASK[c.task], c.src, args.calls, seed, staged=staged)
+                finally:
+                    os.sched_setaffinity(0, cpus)
+
             r = evaluate(TASK[c.task], c.src, HARDENED, c.name, grader=grader)
             if not r.correct or r.timing is None:
                 continue
-            cpus = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, {max(cpus)})  # one core, like the sandbox's timing, only while measuring
-            try:
-                seed = len(ratios) + 1
-                ind, _, t_cand = independent_speedup(TASK[c.task], c.src, args.calls, seed, staged=True)
-                cyc, _, _ = independent_speedup(TASK[c.task], c.src, args.calls, seed, staged=False)
-            finally:
-                os.sched_setaffinity(0, cpus)
-            ratio = r.speedup / ind
+            before, t_ref, t_before = independent(True)
+            rp = evaluate(TASK[c.task], c.src, precise, c.name, grader=grader)
+            after, _, t_after = independent(True)
+            cyc, _, _ = independent(False)
+            # about 3 s of calls in each new process (a 0.2 s reference gets 15 calls, not 60)
+            fresh = fresh_speedups(f"{c.task}/{c.name}", args.fresh,
+                                   max(10, min(args.calls, int(3.0 / (t_ref + t_before)))), seed)
+            if not rp.correct or rp.timing is None:
+                table.add_row(f"{c.task}/{c.name}", "", "", f"[red]{rp.status}[/]", "", "", "", "", "", "")
+                continue
+            ind = (before * after) ** 0.5
+            t_cand = (t_before * t_after) ** 0.5
+            every = [before, after, *fresh]
+            lo_i, hi_i = min(every), max(every)
+            moved = hi_i / lo_i - 1
+            ratio = rp.speedup / ind
             ratios.append(ratio)
             applies = t_cand >= MIN_KERNEL_S
             long_enough.append(applies)
             ok = abs(ratio - 1) <= TARGET
-            if applies:
-                counted += 1
-                if not ok:
-                    misses.append((f"{c.task}/{c.name}", ratio))
             lo, hi = r.timing.speedup_ci
-            table.add_row(f"{c.task}/{c.name}", f"{r.speedup:.3f}", f"{lo:.3f}–{hi:.3f}", str(r.timing.stop),
-                          f"{ind:.3f}", f"{t_cand * 1e3:.2f} ms", f"{ratio:.3f}",
-                          verdict(ok) if applies else "[dim](< 1 ms)[/]", f"{cyc:.3f}", f"{r.speedup / cyc:.3f}")
+            contains = lo <= ind <= hi or lo <= before <= hi or lo <= after <= hi
+            n_graded += 1
+            covered += contains
+            mark = verdict(ok) if applies else "[dim](< 1 ms)[/]"
+            if applies and not ok:
+                # the independent measurements disagree with each other, and kbench lies within their range
+                if moved > TARGET and lo_i * (1 - TARGET) <= rp.speedup <= hi_i * (1 + TARGET):
+                    drifted.append((f"{c.task}/{c.name}", ratio, moved))
+                    mark = f"[yellow]scatter {moved:.0%}[/]"
+                else:
+                    misses.append((f"{c.task}/{c.name}", ratio))
+            counted += applies
+            table.add_row(f"{c.task}/{c.name}", f"{r.speedup:.3f} ({lo:.3f}–{hi:.3f}, {r.timing.stop})",
+                          verdict(contains), f"{rp.speedup:.3f} ({rp.timing.n_samples}, {rp.timing.stop})",
+                          f"{before:.3f} / {after:.3f}",
+                          f"{min(fresh):.3f}–{max(fresh):.3f}" if fresh else "", f"{t_cand * 1e3:.2f} ms", f"{ratio:.3f}", mark,
+                          f"{cyc:.3f}")
     finally:
         grader.close()
     console.print(table)
     worst = max((abs(x - 1) for x, applies in zip(ratios, long_enough) if applies), default=float("nan"))
     summary = Table("metric", "target", "measured", "met?", title="summary")
-    summary.add_row("candidates >= 1 ms within 5 % of the independent speedup", f"{counted}/{counted}",
-                    f"{counted - len(misses)}/{counted}", verdict(not misses))
+    summary.add_row("candidates >= 1 ms within 5 % of the independent speedup (kbench without early decisions)",
+                    f"{counted}/{counted}", f"{counted - len(misses) - len(drifted)}/{counted}",
+                    verdict(not misses and not drifted))
+    summary.add_row("  misses within the independent runs' own range, > 5 % wide (scatter between runs and processes)", "",
+                    f"{len(drifted)}", "" if drifted else verdict(True))
+    summary.add_row("  misses without that cause", "0", f"{len(misses)}", verdict(not misses))
     summary.add_row("worst |ratio - 1| (candidates >= 1 ms)", f"<= {TARGET:.0%}", f"{worst:.1%}",
                     verdict(worst <= TARGET))
+    summary.add_row("graded intervals containing the independent speedup", f"{n_graded}/{n_graded}",
+                    f"{covered}/{n_graded}", verdict(covered == n_graded))
     console.print(summary)
+    if drifted:
+        console.print("scatter: " + ", ".join(f"{n} ({x:.3f}; independent runs {m:.0%} apart)" for n, x, m in drifted))
     if misses:
         console.print("missed: " + ", ".join(f"{n} ({x:.3f})" for n, x in misses))
     footer(t0)

@@ -223,3 +223,37 @@ def test_every_check_distribution_comes_even_when_the_run_stops_early():
             floor=False, check_input=lambda: checks.append(next(kinds)), min_checks=4)
         assert timing.stop == "decided" and timing.n_samples < policy.min_runs
         assert len(checks) >= 4, (seed, len(checks))
+
+
+def test_without_early_decisions_only_precision_the_pair_limit_or_the_budget_stop():
+    """``TimingPolicy.decide_early=False`` (accuracy benchmarks): a 40x interval clear of every threshold keeps
+    sampling until it is tight; the mode's digest tells the two policies apart, and the default keeps its key."""
+    from dataclasses import replace
+
+    from kbench.core.modes import HARDENED
+
+    ref, cand = _pairs(40.0, 12, 0.03, 0)
+    assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.002) == "decided"
+    assert stop_reason(ref[:EARLY_MIN_RUNS], cand[:EARLY_MIN_RUNS], 0.1, 10, 80, 1.5, 0.002, points=()) is None
+    assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.002, points=()) is None
+    assert stop_reason(ref, cand, 10.0, 10, 80, 1.5, 0.002, points=()) == "budget"
+    assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.5, points=()) == "precise"
+    precise = replace(HARDENED, timing=replace(HARDENED.timing, decide_early=False))
+    assert precise.digest != HARDENED.digest
+    assert replace(HARDENED, timing=replace(HARDENED.timing, decide_early=True)).digest == HARDENED.digest
+
+
+def test_a_calls_cost_is_measured_in_place_and_subtracted_from_both_clocks():
+    """``CallCost``: the empty calls' cost stands in until trusted calls report theirs; then the medians of
+    (wall - kernel) and (CPU - kernel) are subtracted, and the larger clock decides."""
+    from kbench.timing.interleaved import CallCost
+
+    cost = CallCost((100_000, 80_000))
+    assert cost.beyond() == (100_000, 80_000)
+    assert cost.seconds(2_100_000, 1_500_000) == 2_000_000 / 1e9  # wall decides
+    for wall, cpu in ((2_400_000, 2_300_000), (2_500_000, 2_350_000), (9_900_000, 2_320_000)):
+        cost.add(wall, cpu, 2_000_000)
+    assert cost.beyond() == (500_000, 320_000)  # medians: one slow wake-up does not move them
+    assert cost.seconds(2_500_000, 2_320_000) == 2_000_000 / 1e9
+    assert cost.seconds(2_500_000, 3_320_000) == 3_000_000 / 1e9  # work the wall missed is on the CPU clock
+    assert cost.seconds(0, 0) == 1 / 1e9  # never zero or negative

@@ -31,6 +31,10 @@ class TimingPolicy:
     budget_s: float
     target_rel_ci: float = 0.02
     statistic: Literal["mean", "median"] = "median"
+    #: Interleaved: stop as soon as the interval is clear of every fast_p threshold (a verdict needs no more).
+    #: False: only a tight interval, the pair limit or the budget stops sampling, for benchmarks that measure
+    #: how close a speedup is (``benchmarks/accuracy.py``), not which side of a threshold it is on.
+    decide_early: bool = True
 
     def __post_init__(self) -> None:
         problems = []
@@ -134,6 +138,8 @@ class Mode:
         same name never serves a stale verdict."""
         fields = asdict(self)
         fields["defences"] = sorted(self.defences)
+        if fields["timing"] is not None and fields["timing"]["decide_early"]:
+            del fields["timing"]["decide_early"]  # the default: results stored before the field keep their key
         return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
 
     @property

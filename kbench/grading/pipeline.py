@@ -722,13 +722,16 @@ class HardenedRun(_Run):
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
+        cost = interleaved.CallCost(calib)  # measured in place on the twin's reference calls (see CallCost)
 
         def seconds(k: KernelCall, arm: str) -> float:
-            reported = k.reply.kernel_ns / 1e9 if isinstance(k.reply, P.Called) else 0.0
-            own_clock[arm].append(reported)
+            reported = k.reply.kernel_ns if isinstance(k.reply, P.Called) else 0
+            own_clock[arm].append(reported / 1e9)
             if not self.mode.has("grader_clock"):
-                return reported
-            return max(k.wall_ns - calib[0], k.cpu_ns - calib[1], 1) / 1e9
+                return reported / 1e9
+            if own and arm == "ref" and isinstance(k.reply, P.Called):
+                cost.add(k.wall_ns, k.cpu_ns, reported)  # the twin runs only the grader's code: its report is trusted
+            return cost.seconds(k.wall_ns, k.cpu_ns)
 
         def ref_call(s: tuple) -> TimedCall:
             req = P.Call(f"ref:{self.task.name}", pset_id, s, "readonly", "pool")
@@ -788,8 +791,9 @@ class HardenedRun(_Run):
     def calibrate(self, w: Worker, specs: tuple, pset_id: str) -> tuple[int, int]:
         """What a call costs beyond its kernel, wall and CPU (medians), measured as every timed call is: a call
         through the same path, on the same inputs, returning an output of the task's shape that needs no work.
-        Subtracted from both arms. Measured on the reference's twin, never on the candidate's worker, which
-        could slow its own calls to make its kernels look faster."""
+        Subtracted from both arms until the pairs' own reference calls measure it in place (``speed``).
+        Measured on the reference's twin, never on the candidate's worker, which could slow its own calls to
+        make its kernels look faster."""
         shape = tuple(self.task.out_shape)
         src = (f"_out = np.zeros({shape!r}, np.float32)\n"
                "def forward(x, params, alloc):\n    return _out\n")

@@ -196,7 +196,8 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
 
     "precise": the (honest) interval is within ±target_rel_ci; "decided": it is clear of every threshold
     (after ``EARLY_MIN_RUNS`` pairs when far from all of them, else after ``min_runs``); "max_runs";
-    "budget": the budget is spent and the answer known, or the extended budget is spent too."""
+    "budget": the budget is spent and the answer known, or the extended budget is spent too. Empty
+    ``points``: never "decided" (only precision, the pair limit or the budget stop)."""
     n = min(len(t_ref), len(t_cand))
     if n >= max_runs:
         return "max_runs"
@@ -206,10 +207,10 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
     point = speedup_point(t_ref, t_cand)
     reported = with_run_to_run(ci, point)
     if n < min_runs:
-        return "decided" if far_from_thresholds(reported, points) else None
+        return "decided" if points and far_from_thresholds(reported, points) else None
     if (ci[1] - ci[0]) / 2 <= target_rel_ci * point:
         return "precise"
-    if decided(reported, points):
+    if points and decided(reported, points):
         return "decided"
     # More pairs help an undecided interval on a quiet machine; under contention the interval is widened
     # and flagged instead, and the extra time would buy little but wall time.
