@@ -3,24 +3,24 @@ functions, for every library candidate the hardened grader judges correct.
 
 The independent side is timeit/pyperf style and shares no code with kbench's timing: this process,
 pinned to one core and one BLAS thread, the reference and the candidate loaded with plain ``exec``,
-default parameters (``init`` applied once), a pool of 8 normal inputs drawn with numpy directly and
-cycled, the two functions alternated call by call in random order, and the median of ``--calls`` timed
+default parameters (``init`` applied once), a pool of 8 inputs of the task's timing distribution (normal,
+with the structure its trials mix into some rows; the task's ``trial_inputs``) cycled, the two functions alternated call by call in random order, and the median of ``--calls`` timed
 calls each. It runs under kbench's conventions ("staged": each call gets a fresh copy of its pool input
 made just before it, as kbench's worker does; ``alloc`` hands out buffers NaN-filled before the call, as
 hardened's pool is; glibc's allocator keeps freed memory, as in kbench's workers, so neither side pays
 page faults on temporaries), and once more with the pool's arrays passed as they are and
 ``alloc`` = ``np.empty`` ("cycled", for contrast: how much the conventions alone move a speedup).
 
-kbench is measured twice: as it grades (its stopping rule stops as soon as the interval is clear of every
+kbench is measured as it grades (its stopping rule stops as soon as the interval is clear of every
 fast_p threshold, so a 40x kernel stops after five pairs with a wide interval: the check is that this
-interval contains the independent speedup), and with ``decide_early=False`` (sampling until the
+interval contains the independent speedup), and twice with ``decide_early=False`` (sampling until the
 interval is within ±2 % or a 3 s budget, doubled when undecided, is spent: the check is the 5 % target).
-The staged side runs in this process before and after the two kbench runs (the ratio is taken to their
-geometric mean), and in ``--fresh`` new processes after them: on a VM a memory-bound kernel's time
-depends on the memory its process was given (row_scale's 16 MiB stream read 1.87 ms in one fresh process
-and 2.49 ms in the next, the same code), and kbench's workers are fresh processes too. A miss is
-attributed to that scatter, not to kbench, when the independent measurements themselves spread by more
-than 5 % and kbench lies within 5 % of their range; the table shows the range.
+The precise run is made twice (each in a fresh worker), the staged side in this process before and after
+them and in ``--fresh`` new processes; the ratio is the geometric mean of kbench's two over that of the
+two in-process ones. On a VM a kernel's time depends on the memory its process was given (row_scale's
+16 MiB stream read 1.87 ms in one fresh process and 2.49 ms in the next, the same code), and kbench's
+workers are fresh processes too. A miss is attributed to that scatter, not to a bias of kbench, when one
+side's measurements spread by more than 5 % and the two sides' ranges, each widened by 5 %, overlap.
 
     python benchmarks/accuracy.py [--tasks L1_gelu,L1_softmax] [--calls 60] [--fresh 3]
 """
@@ -52,12 +52,14 @@ def independent_speedup(task, src: str, calls: int, seed: int, staged: bool) -> 
         exec(compile(text, "<bench>", "exec"), ns)  # noqa: S102 - our own library, run by hand
         return ns["forward"], ns.get("init")
 
-    rng = np.random.default_rng(seed)
     ref_fn, _ = load(task.ref_src)
     cand_fn, cand_init = load(src)
     params = task.make_params(np.random.default_rng(seed + 1), False)
     cand_params = cand_init(dict(params)) if cand_init else params
-    pool = [{k: rng.standard_normal(s, dtype=np.float32) for k, s in task.inputs.items()} for _ in range(8)]
+    # The task's own timing distribution: normal values with the structure its trials mix into some rows (what
+    # kbench times on). A data-dependent kernel runs at another speed on plain normal values: half_precision's
+    # float16 path read 0.892x on numpy's standard normal and 0.727x on these, in one process.
+    pool = [task.trial_inputs(np.random.default_rng([seed, i]), "normal") for i in range(8)]
 
     # Staged: as hardened's pool, NaN-filled before the call (the grader refills it between calls): the
     # shapes a function asked for in its warm-up are prepared untimed before each of its calls.
@@ -174,7 +176,7 @@ def main() -> int:
                 "and kbench's graded interval containing the independent speedup.")
     wanted = set(args.tasks.split(",")) if args.tasks else None
     grader = Grader()
-    table = Table("candidate", "graded (interval, stop)", "contains?", "precise (pairs)", "staged before / after",
+    table = Table("candidate", "graded (interval, stop)", "contains?", "precise, twice (pairs)", "staged before / after",
                   f"{args.fresh} fresh processes", "t_cand", "ratio", "within 5%", "cycled", title="kbench / independent (staged, geometric mean of "
                   "before and after: the target; cycled: for contrast)")
     misses, drifted, counted, ratios, long_enough, covered, n_graded = [], [], 0, [], [], 0, 0
@@ -198,39 +200,46 @@ def main() -> int:
                 continue
             before, t_ref, t_before = independent(True)
             rp = evaluate(TASK[c.task], c.src, precise, c.name, grader=grader)
+            rp2 = evaluate(TASK[c.task], c.src, precise, c.name, grader=grader)  # a second fresh worker
             after, _, t_after = independent(True)
             cyc, _, _ = independent(False)
             # about 3 s of calls in each new process (a 0.2 s reference gets 15 calls, not 60)
             fresh = fresh_speedups(f"{c.task}/{c.name}", args.fresh,
                                    max(10, min(args.calls, int(3.0 / (t_ref + t_before)))), seed)
-            if not rp.correct or rp.timing is None:
-                table.add_row(f"{c.task}/{c.name}", "", "", f"[red]{rp.status}[/]", "", "", "", "", "", "")
+            if not (rp.correct and rp2.correct) or rp.timing is None or rp2.timing is None:
+                table.add_row(f"{c.task}/{c.name}", "", "", f"[red]{rp.status} / {rp2.status}[/]", "", "", "", "",
+                              "", "")
                 continue
+            kb = (rp.speedup * rp2.speedup) ** 0.5
+            lo_k, hi_k = sorted((rp.speedup, rp2.speedup))
             ind = (before * after) ** 0.5
             t_cand = (t_before * t_after) ** 0.5
             every = [before, after, *fresh]
             lo_i, hi_i = min(every), max(every)
             moved = hi_i / lo_i - 1
-            ratio = rp.speedup / ind
+            ratio = kb / ind
             ratios.append(ratio)
             applies = t_cand >= MIN_KERNEL_S
             long_enough.append(applies)
             ok = abs(ratio - 1) <= TARGET
             lo, hi = r.timing.speedup_ci
             contains = lo <= ind <= hi or lo <= before <= hi or lo <= after <= hi
-            n_graded += 1
-            covered += contains
+            n_graded += applies  # sub-ms kernels are not counted (and a cache keyed on content hits the 8-input pool)
+            covered += contains and applies
             mark = verdict(ok) if applies else "[dim](< 1 ms)[/]"
             if applies and not ok:
-                # the independent measurements disagree with each other, and kbench lies within their range
-                if moved > TARGET and lo_i * (1 - TARGET) <= rp.speedup <= hi_i * (1 + TARGET):
+                # one side's measurements disagree with each other by more than the target, and the two sides'
+                # ranges (each widened by it) overlap: the scatter between processes, not a bias, sets the miss
+                moved = max(moved, hi_k / lo_k - 1)
+                if moved > TARGET and lo_i * (1 - TARGET) <= hi_k * (1 + TARGET) \
+                        and lo_k * (1 - TARGET) <= hi_i * (1 + TARGET):
                     drifted.append((f"{c.task}/{c.name}", ratio, moved))
                     mark = f"[yellow]scatter {moved:.0%}[/]"
                 else:
                     misses.append((f"{c.task}/{c.name}", ratio))
             counted += applies
             table.add_row(f"{c.task}/{c.name}", f"{r.speedup:.3f} ({lo:.3f}–{hi:.3f}, {r.timing.stop})",
-                          verdict(contains), f"{rp.speedup:.3f} ({rp.timing.n_samples}, {rp.timing.stop})",
+                          verdict(contains), f"{rp.speedup:.3f} / {rp2.speedup:.3f} ({rp.timing.n_samples}, {rp2.timing.n_samples})",
                           f"{before:.3f} / {after:.3f}",
                           f"{min(fresh):.3f}–{max(fresh):.3f}" if fresh else "", f"{t_cand * 1e3:.2f} ms", f"{ratio:.3f}", mark,
                           f"{cyc:.3f}")
@@ -242,16 +251,16 @@ def main() -> int:
     summary.add_row("candidates >= 1 ms within 5 % of the independent speedup (kbench without early decisions)",
                     f"{counted}/{counted}", f"{counted - len(misses) - len(drifted)}/{counted}",
                     verdict(not misses and not drifted))
-    summary.add_row("  misses within the independent runs' own range, > 5 % wide (scatter between runs and processes)", "",
+    summary.add_row("  misses where one side spreads > 5 % and the ranges overlap (scatter between processes)", "",
                     f"{len(drifted)}", "" if drifted else verdict(True))
     summary.add_row("  misses without that cause", "0", f"{len(misses)}", verdict(not misses))
     summary.add_row("worst |ratio - 1| (candidates >= 1 ms)", f"<= {TARGET:.0%}", f"{worst:.1%}",
                     verdict(worst <= TARGET))
-    summary.add_row("graded intervals containing the independent speedup", f"{n_graded}/{n_graded}",
+    summary.add_row("graded intervals containing the independent speedup (kernels >= 1 ms)", f"{n_graded}/{n_graded}",
                     f"{covered}/{n_graded}", verdict(covered == n_graded))
     console.print(summary)
     if drifted:
-        console.print("scatter: " + ", ".join(f"{n} ({x:.3f}; independent runs {m:.0%} apart)" for n, x, m in drifted))
+        console.print("scatter: " + ", ".join(f"{n} ({x:.3f}; one side's runs {m:.0%} apart)" for n, x, m in drifted))
     if misses:
         console.print("missed: " + ", ".join(f"{n} ({x:.3f})" for n, x in misses))
     footer(t0)
