@@ -704,6 +704,7 @@ class HardenedRun(_Run):
                 self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
                 drawn[0] = True
             self.between_pairs(slot)
+            after_gap[0] = True
             return specs
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
@@ -719,17 +720,22 @@ class HardenedRun(_Run):
             self.g.draw_timing_input(self.task, slot, (slot_dist[0],))
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
             self.between_pairs(slot)
+            after_gap[0] = True
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
         cost = interleaved.CallCost(calib)  # measured in place on the twin's reference calls (see CallCost)
+        # Only a reference call first in its pair is measured: one that follows the candidate's call could find the
+        # core as the candidate's code left it (caches it filled on purpose to make the reference's call cost more,
+        # and so every call's cost look larger); one that follows the grader's own work between pairs cannot.
+        after_gap = [True]
 
         def seconds(k: KernelCall, arm: str) -> float:
             reported = k.reply.kernel_ns if isinstance(k.reply, P.Called) else 0
             own_clock[arm].append(reported / 1e9)
             if not self.mode.has("grader_clock"):
                 return reported / 1e9
-            if own and arm == "ref" and isinstance(k.reply, P.Called):
+            if own and arm == "ref" and after_gap[0] and isinstance(k.reply, P.Called):
                 cost.add(k.wall_ns, k.cpu_ns, reported)  # the twin runs only the grader's code: its report is trusted
             return cost.seconds(k.wall_ns, k.cpu_ns)
 
@@ -744,6 +750,7 @@ class HardenedRun(_Run):
             return TimedCall(seconds(k, "ref"), k.output)
 
         def cand_call(s: tuple) -> TimedCall:
+            after_gap[0] = False
             k = self.call_candidate(s, pset_id, buffers["cand"], stale=buffers["ref"], same_objects=not fresh)
             self.fail_on(k.reply, "timing", "while timing: ")
             self.check_threads("timing", "after a timed call")

@@ -39,10 +39,11 @@ class TimedCall:
 class CallCost:
     """What a timed call costs beyond its kernel, wall and CPU, by the grader's clocks; ``seconds`` subtracts it.
 
-    Measured in place: each call of a worker that runs only the grader's code (the reference's twin) adds its
-    wall and CPU time less the kernel time that worker reports, and the medians are subtracted from every call
-    of both arms. Those calls come after the same gap between pairs, in the same places in a pair and after a
-    real kernel, as the candidate's do. ``before`` (the medians of empty calls made back to back, with warm
+    Measured in place: each call of a worker that runs only the grader's code (the reference's twin) that is
+    first in its pair adds its wall and CPU time less the kernel time that worker reports, and the medians are
+    subtracted from every call of both arms. Those calls come after the same gap between pairs as the
+    candidate's first calls do, with a real kernel; none follows a candidate's call (whose code could leave the
+    core in a state that makes the next call cost more, and so every call look cheaper). ``before`` (the medians of empty calls made back to back, with warm
     caches and nothing to clean up) stands in until the first such call; here it read 0.1-0.4 ms less than a
     timed call's cost, 5-20 % of a 2 ms kernel."""
 
