@@ -257,3 +257,7 @@ def test_a_calls_cost_is_measured_in_place_and_subtracted_from_both_clocks():
     assert cost.seconds(2_500_000, 2_320_000) == 2_000_000 / 1e9
     assert cost.seconds(2_500_000, 3_320_000) == 3_000_000 / 1e9  # work the wall missed is on the CPU clock
     assert cost.seconds(0, 0) == 1 / 1e9  # never zero or negative
+    contended = CallCost((100_000, 80_000))
+    for _ in range(3):  # preempted inside its kernel: its CPU time is below its reported (wall) kernel time
+        contended.add(2_300_000, 1_000_000, 2_000_000)
+    assert contended.beyond() == (300_000, 80_000)  # the CPU cost never drops below the empty calls'

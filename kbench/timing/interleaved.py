@@ -60,7 +60,11 @@ class CallCost:
         """(wall, CPU) ns a call costs beyond its kernel."""
         if not self.walls:
             return float(self.before[0]), float(self.before[1])
-        return float(np.median(self.walls)), float(np.median(self.cpus))
+        # Never less than the empty calls' cost: a call after a gap and a kernel only costs more. On a contended
+        # core a reference's reported kernel (wall time inside the worker) exceeds its CPU time, and CPU minus it
+        # would go negative and add time to every call.
+        return (max(float(np.median(self.walls)), float(self.before[0])),
+                max(float(np.median(self.cpus)), float(self.before[1])))
 
     def seconds(self, wall_ns: int, cpu_ns: int) -> float:
         """A call's kernel time: the larger of its wall and CPU time less what a call costs beyond the kernel (a
