@@ -104,16 +104,12 @@ def independent_speedup(task, src: str, calls: int, seed: int, staged: bool) -> 
 
 
 def same_allocator_as_workers() -> None:
-    """The allocator convention of kbench's workers (``kbench.sandbox.worker``): arrays up to 32 MiB from
-    the heap, freed memory kept. Without it this process returns freed temporaries to the kernel and pays
-    page faults for them on the next call (a layer norm reference measured 8.8 ms here against 5.6 ms)."""
-    import ctypes
+    """The allocator convention of kbench's workers (``kbench.sandbox.worker``), in this process. Without it
+    this process returns freed temporaries to the kernel and pays page faults for them on the next call (a
+    layer norm reference measured 8.8 ms here against 5.6 ms)."""
+    from kbench.sandbox.worker import same_allocator_everywhere
 
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
-    except Exception:  # noqa: BLE001 - not glibc: the independent side keeps the default allocator
+    if not same_allocator_everywhere():
         console.print("[yellow]not glibc: the independent side keeps this process's default allocator[/]")
 
 

@@ -282,3 +282,30 @@ def test_rows_sum_to_one_on_signed_rows_is_decided_by_the_exact_sum(seed):
     check = judging.PROPERTIES["rows_sum_to_one"](out, out, {}, {}, 1e-2)
     exact = np.abs(out.astype(np.float64).sum(axis=1) - 1).max()
     assert check.ok is bool(exact <= judging.SUM_TOL)
+
+
+@pytest.mark.parametrize("case", ["scattered", "largest_error_within_tolerance", "inf_reference"])
+def test_a_wrong_outputs_message_counts_and_locates_its_errors_as_a_whole_array_test_does(case):
+    # The failure scan runs in row blocks through reused scratch: its count, its worst out-of-tolerance element
+    # and its max errors must be those of one whole-array computation, across block boundaries.
+    rng = np.random.default_rng(12)
+    ref = rng.standard_normal((700, 300)).astype(np.float32)  # several row blocks
+    out = ref.copy()
+    idx = rng.choice(ref.size if case != "inf_reference" else 200 * 300, 40, replace=False)  # inf: in its block
+    out.flat[idx] += rng.uniform(0.05, 0.5, idx.size).astype(np.float32)
+    if case == "largest_error_within_tolerance":  # a huge value off by 1 % of itself is within rtol
+        ref[650, 10] = out[650, 10] = 1e4
+        out[650, 10] += 60.0
+    if case == "inf_reference":  # an inf matched by an inf: neither an error nor out of tolerance
+        ref[3, 3] = out[3, 3] = np.inf
+    c = compare(out, ref, 1e-2, 1e-2)
+    tol = row_atol(ref, 1e-2, 1e-2)
+    with np.errstate(all="ignore"):
+        d = np.abs(out.astype(np.float64) - ref)
+        d[np.isnan(d)] = 0.0  # inf - inf: the reference's own inf, matched
+        over = d > (np.abs(ref) * 1e-2 + tol) * (1 - 1e-5)
+    worst = np.unravel_index(int(np.argmax(np.where(over, d, -1))), ref.shape)
+    assert c.ok is False and c.failed() == ("close",)
+    assert f"at [{worst[0]}, {worst[1]}], {int(over.sum())} of {ref.size} elements out of tolerance" in c.message
+    if case == "largest_error_within_tolerance":
+        assert c.max_abs_err == pytest.approx(60.0, rel=1e-3) and worst != (650, 10)

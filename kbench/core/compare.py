@@ -311,7 +311,8 @@ def compare(out: object, ref: np.ndarray, atol: float = 1e-2, rtol: float = 1e-2
     if passed:
         msg = f"max abs err {max_abs:.2g}" + (" (degenerate: scale-aware)" if degenerate else "")
         return Comparison(True, msg, max_abs, max_rel, degenerate, _passed_checks(msg))
-    return _judge_failure(out, ref, rtol, (lambda: tol) if tol is not None else (lambda: row_atol(ref, atol, rtol, a)), atol)
+    tol_of = (lambda: tol) if tol is not None else (lambda: row_atol(ref, atol, rtol, a))
+    return _judge_failure(out, ref, rtol, tol_of, atol, known_finite=math.isfinite(max_abs))
 
 
 def _passed_checks(detail: str) -> tuple[Check, ...]:
@@ -320,44 +321,58 @@ def _passed_checks(detail: str) -> tuple[Check, ...]:
 
 def _failure_scan(out: np.ndarray, ref: np.ndarray, rtol: float, tol: np.ndarray) -> tuple[int, int, float, float]:
     """(elements out of tolerance, flat index of the worst of them, max abs err, max rel err), in row blocks
-    (no full-size temporaries: a wrong output costs about what a right one does)."""
+    through three reused scratch blocks (no full-size temporaries, no allocation per block: a wrong output,
+    the usual outcome for a model's samples, costs about what a right one does)."""
     R, L, _ = _as_rows(ref, ref.ndim - 1)
     a2, b2 = out.reshape(R, L), ref.reshape(R, L)
     full = np.broadcast_to(tol, ref.shape).reshape(R, L) if np.ndim(tol) else None
     step = max(1, BLOCK // max(L, 1))
+    rows = min(step, R)
+    d_buf, m_buf, lim_buf = (np.empty((rows, L), ref.dtype) for _ in range(3))
+    over_buf = np.empty((rows, L), bool)
     n_over, best_i, best_v, max_abs, max_rel = 0, 0, -1.0, 0.0, 0.0
     with np.errstate(all="ignore"):
         for s in range(0, R, step):
             e = min(R, s + step) - s
-            d = np.abs(a2[s:s + e] - b2[s:s + e])
-            np.copyto(d, np.inf, where=np.isnan(d))
-            m = np.abs(b2[s:s + e])
-            lim = m * np.float32(rtol)
+            d, m, lim, over = d_buf[:e], m_buf[:e], lim_buf[:e], over_buf[:e]
+            np.subtract(a2[s:s + e], b2[s:s + e], out=d)
+            np.abs(d, out=d)
+            d_max = float(d.max())
+            if math.isnan(d_max):  # NaN counts as infinitely far (max propagates NaN: the pass runs only then)
+                np.copyto(d, np.inf, where=np.isnan(d))
+                d_max = math.inf
+            np.abs(b2[s:s + e], out=m)
+            np.multiply(m, np.float32(rtol), out=lim)
             lim += full[s:s + e] if full is not None else np.float32(tol)
             lim *= np.float32(1 - 1e-5)
-            over = d > lim
+            np.greater(d, lim, out=over)
             k = int(np.count_nonzero(over))
             if k:
                 n_over += k
-                w = np.where(over, d, -1.0)
+                w = lim  # the errors out of tolerance, -1 elsewhere
+                w.fill(-1.0)
+                np.copyto(w, d, where=over)
                 j = int(np.argmax(w))
                 if float(w.flat[j]) > best_v:
                     best_v, best_i = float(w.flat[j]), s * L + j
-            max_abs = max(max_abs, float(d.max()))
+            max_abs = max(max_abs, d_max)
             max_rel = max(max_rel, float(np.fmax.reduce(np.divide(d, m, out=m), axis=None)))
     return n_over, best_i, max_abs, max_rel
 
 
 def _judge_failure(out: np.ndarray, ref: np.ndarray, rtol: float, tol_of: "Callable[[], np.ndarray]",
-                   atol: float) -> Comparison:
+                   atol: float, known_finite: bool = False) -> Comparison:
     """The exact, whole-array judgement with its message: run only when the fast scan did not pass. The row
-    tolerances are asked only once the output is known finite (a NaN output needs none)."""
+    tolerances are asked only once the output is known finite (a NaN output needs none). ``known_finite``:
+    the scan found every |out - ref| finite, so neither array holds a NaN or an inf (no pass looks again)."""
     finite_check = Check("finite", True)
-    with np.errstate(all="ignore"):
-        nonfinite = ~np.isfinite(out)
-        if nonfinite.any():
-            np.logical_and(nonfinite, np.isfinite(ref), out=nonfinite)
-    if nonfinite.any():
+    nonfinite = None
+    if not known_finite:
+        with np.errstate(all="ignore"):
+            nonfinite = ~np.isfinite(out)
+            if nonfinite.any():
+                np.logical_and(nonfinite, np.isfinite(ref), out=nonfinite)
+    if nonfinite is not None and nonfinite.any():
         i = int(np.argmax(nonfinite))
         kind = "NaN" if np.isnan(out.flat[i]) else "inf"
         msg = f"{kind} at {_where(i, ref.shape)} ({int(np.count_nonzero(nonfinite))} non-finite)"

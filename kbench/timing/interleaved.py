@@ -43,9 +43,9 @@ class CallCost:
     first in its pair adds its wall and CPU time less the kernel time that worker reports, and the medians are
     subtracted from every call of both arms. Those calls come after the same gap between pairs as the
     candidate's first calls do, with a real kernel; none follows a candidate's call (whose code could leave the
-    core in a state that makes the next call cost more, and so every call look cheaper). ``before`` (the medians of empty calls made back to back, with warm
-    caches and nothing to clean up) stands in until the first such call; here it read 0.1-0.4 ms less than a
-    timed call's cost, 5-20 % of a 2 ms kernel."""
+    core in a state that makes the next call cost more, and so every call look cheaper). ``before`` (the
+    medians of empty calls made back to back, with warm caches and nothing to clean up) stands in until the
+    first such call; here it read 0.1-0.4 ms less than a timed call's cost, 5-20 % of a 2 ms kernel."""
 
     def __init__(self, before: tuple[int, int]) -> None:
         self.before = before
@@ -107,8 +107,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     (``CHECK_SHARE`` of them); ``min_checks`` of them come for sure, at random places among the first
     ``EARLY_MIN_RUNS + min_checks`` pairs (the caller cycles its distributions, so each is checked while timing
     even when the run stops early: at random alone, a kernel wrong on two distributions of four escaped a
-    10-pair run 26 % of the time). ``ref_first``: the reference first in every pair (a grader whose allocator the two share, as
-    KernelBench's, runs it first), instead of a random order."""
+    10-pair run 26 % of the time). ``ref_first``: the reference first in every pair (a grader whose allocator
+    the two share, as KernelBench's, runs it first), instead of a random order."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
 
