@@ -11,13 +11,19 @@ along the last axis) one of these structures, each row its own parameters:
                in one tensor: mixed scales, small-magnitude outputs, softmax temperatures);
 * ``offset``   the row plus a per-row offset (where the distribution's value range allows it);
 * ``smooth``   a run of consecutive rows close to its first row (a convex mix: neighbours correlate);
-* ``repeated`` a row copied from another, or one that shares its first 16 values with another and
-               differs after them (deduplication by a prefix is wrong);
+* ``repeated`` a row copied from another, or a near-copy whose values at 2-4 scattered columns are
+               rotated among them (deduplication by any fingerprint that does not read every value is
+               wrong: a prefix, a strided sample);
 * ``sparse``   most entries of the row zero;
 * ``relu``     the row's negative entries zeroed (post-ReLU activations);
 * ``low_rank`` a block of rows that is a rank-3 mix plus 5 % noise (GEMM inputs);
 * ``one_large`` one logit far above the rest (softmax);
-* ``spread``   queries scaled down so they attend to many keys (attention ``q``).
+* ``spread``   queries scaled down so they attend to many keys (attention ``q``);
+* ``outliers`` the row scaled down except 1-4 scattered columns that keep their plain values (a few
+               large features among small ones, as outlier channels in activations): a path chosen from
+               a sample of a row's values, or a row's scale read from some of them, is wrong. Every task
+               kind gets it on every distribution but uniform (small values only): it is the one structure
+               across columns, not along rows.
 
 The rows, their number and every parameter are drawn per trial, so no whole-tensor statistic marks a
 trial or a row, and no row repeats across trials. What each distribution is for is kept (the library's
@@ -58,6 +64,8 @@ _COMMON = ("scaled", "smooth", "repeated", "sparse")
 def limits(kind: str, dist: str, name: str) -> Limits:
     """The structure table: one entry per task kind and distribution (``name``: the input)."""
     lim = _limits(kind, dist, name)
+    if dist != "uniform":  # uniform is "small values only": a few large ones would make it another distribution
+        lim = Limits(lim.scale, lim.offset, lim.kinds + ("outliers",), lim.large)
     if dist == "uniform" and kind != "softmax":  # uniform stays inside (-1, 1): structures only shrink
         lim = Limits((lim.scale[0], min(lim.scale[1], 0.0)), None, lim.kinds, lim.large)
     return lim
@@ -161,14 +169,60 @@ def _smooth(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Li
 
 
 def _repeated(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
-    """Half exact copies of another row, half sharing only the first 16 values with it."""
+    """Half exact copies of another row; half near-copies, whose values at 2-4 scattered columns are rotated
+    among those columns (the row's values and scale stay its source's). A prefix of 16 shared values (the
+    first such structure) let a fingerprint of every 16th value through."""
     n, L = rows.shape
     src = rng.integers(0, n, idx.size)
-    exact = rng.random(idx.size) < 0.5
-    rows[idx[exact]] = rows[src[exact]]
-    k = min(16, max(1, L // 4))
-    if L > k:
-        rows[idx[~exact], :k] = rows[src[~exact], :k]
+    rows[idx] = rows[src]
+    near = idx[rng.random(idx.size) < 0.5] if L >= 8 else idx[:0]
+    if near.size:
+        k = rng.integers(2, 5, near.size)
+        cols = _four_columns(rng, near.size, L)
+        for j in (2, 3, 4):  # rotate the first j chosen columns of the rows that chose j
+            m = k == j
+            if m.any():
+                r, c = near[m][:, None], cols[m, :j]
+                rows[r, c] = rows[r, np.roll(c, 1, axis=1)]
+
+
+def _four_columns(rng: np.random.Generator, n: int, L: int) -> np.ndarray:
+    """Four random columns of each of ``n`` rows of length ``L`` (distinct where rows are short; on long rows
+    a repeat is rare and harmless)."""
+    return np.argsort(rng.random((n, L)), axis=1)[:, :4] if L <= 64 else rng.integers(0, L, (n, 4))
+
+
+def _scattered_columns(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row of ``idx``: 1-4 random columns anywhere in the row, as (row index, column, the row's
+    value there now) per chosen cell."""
+    L = rows.shape[1]
+    if idx.size == 0 or L < 2:
+        return idx[:0], idx[:0], rows[:0, 0]
+    k = rng.integers(1, 5, idx.size)
+    cols = _four_columns(rng, idx.size, L)
+    take = np.arange(4)[None, :] < k[:, None]
+    r, c = np.broadcast_to(idx[:, None], cols.shape)[take], cols[take]
+    return r, c, rows[r, c].copy()
+
+
+def _outliers(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
+    """The row scaled down by s (log-uniform over the distribution's scale range below 1) except at 1-4
+    scattered columns, which keep their plain values pushed 2 further from zero (from the row's offset on
+    offset), so that they are large whatever was drawn there."""
+    r, c, keep = _scattered_columns(rng, rows, idx)
+    base = rows[r].mean(axis=1, dtype=np.float64).astype(F32) if dist == "offset" else F32(0)
+    dev = keep - base
+    keep = base + dev + np.where(dev < 0, F32(-2), F32(2))
+    lo = lim.scale[0]
+    hi = max(lo, min(lim.scale[1], 0.0))
+    s = (10.0 ** rng.uniform(lo, hi, (idx.size, 1))).astype(F32)
+    if dist == "offset":  # scale the deviation, keep the offset
+        base = rows[idx].mean(axis=1, keepdims=True, dtype=np.float64).astype(F32)
+        rows[idx] = base + (rows[idx] - base) * s
+    else:
+        rows[idx] *= s
+    rows[r, c] = keep
 
 
 def _sparse(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
@@ -207,11 +261,14 @@ def _spread(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Li
 
 
 _APPLY = {"scaled": _scaled, "offset": _offset, "smooth": _smooth, "repeated": _repeated, "sparse": _sparse,
-          "relu": _relu, "low_rank": _low_rank, "one_large": _one_large, "spread": _spread}
+          "relu": _relu, "low_rank": _low_rank, "one_large": _one_large, "spread": _spread, "outliers": _outliers}
 
 
 #: One line per structure kind, for the explorer and the README.
-NOTES: dict[str, str] = {
+_ACROSS_COLUMNS = ("; every kind: near-copies of rows (2-4 scattered columns rotated), outlier columns (1-4 values "
+                   "2 further from zero in a scaled-down row; not on uniform)")
+
+NOTES: dict[str, str] = {k: v + _ACROSS_COLUMNS for k, v in {
     "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows; "
                "offset: logits 500-1500 below zero beside rows at zero",
     "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows",
@@ -221,4 +278,4 @@ NOTES: dict[str, str] = {
     "attention": "queries scaled down to spread attention over many keys, mixed-scale q/k/v rows, repeated "
                  "and smooth rows",
     "diag": "diagonal entries at scales 1e-4-10 (some below 1e-3), smooth/repeated/sparse rows of B",
-}
+}.items()}
