@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -311,6 +312,38 @@ def test_ctrl_c_stops_a_run_in_one_line(data_dir: Path) -> None:
     proc.stderr.close()
     assert proc.wait(60) == 130, rest[-500:]
     assert "kbench: interrupted" in rest and "Traceback" not in rest
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_does_not_wait_for_a_hung_sample_and_a_second_one_is_quiet(data_dir: Path, tmp_path: Path) -> None:
+    # A sample spinning in forward() under a 100 s timeout: Ctrl-C must end the run at once (its result would be
+    # thrown away anyway), and a second Ctrl-C while kbench exits must not print a traceback or hang.
+    folder = tmp_path / "spinner" / "L1_gelu"
+    folder.mkdir(parents=True)
+    (folder / "spin.py").write_text("def forward(x, params, alloc):\n    while True:\n        pass\n")
+    env = {**os.environ, "KBENCH_DATA_DIR": str(data_dir)}
+    cmd = [sys.executable, "-m", "kbench_cli.cli", "grade", str(folder.parent), "--correctness-only", "--workers", "1",
+           "--timeout", "100"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "sample(s) to grade" in line:
+            break
+    time.sleep(4)  # the pool process is up and the sample spinning
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.3)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        code = proc.wait(30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    rest = proc.stderr.read()
+    proc.stderr.close()
+    assert code == 130, rest[-500:]
+    assert "kbench: interrupted" in rest and "Traceback" not in rest and "Exception ignored" not in rest, rest[-800:]
 
 
 def test_grade_refuses_a_data_directory_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -15,6 +15,7 @@ fresh pool; a sample whose grading process dies twice is reported as not graded 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import signal
 import threading
@@ -129,6 +130,18 @@ class LocalPool:
             self.restarts += bool(pending)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """End the pool. With a pool still open the run was cut short (Ctrl-C, an error): what is in flight
+        would be thrown away, so its grading processes are ended now, not waited for (a hung sample held a
+        Ctrl-C for its whole timeout, and a second Ctrl-C broke the interpreter's own wait for them). Their
+        sandbox workers die with them."""
+        if self._pool is None:
+            return
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        for p in processes:
+            with contextlib.suppress(Exception):
+                p.terminate()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            with contextlib.suppress(Exception):
+                p.join(5.0)
+        self._pool = None

@@ -615,8 +615,10 @@ class HardenedRun(_Run):
         if self.mode.has("own_reference"):
             try:
                 return self.g.references(self.task, plan, self.remaining())
-            except (WorkerError, RuntimeError) as e:
-                raise _Verdict("runtime_error", f"reference worker failed: {e}") from None
+            except WorkerError as e:
+                raise _Verdict("runtime_error", f"the grader could not compute the reference: {e}") from None
+            except RuntimeError as e:  # already says which reference worker failed, and how
+                raise _Verdict("runtime_error", f"the grader could not compute the reference ({e})") from None
         # Without it, the reference runs in the candidate's own worker (where the candidate can reach it).
         from kbench.grading.truth import TrialTruth
 
