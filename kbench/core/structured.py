@@ -19,11 +19,11 @@ along the last axis) one of these structures, each row its own parameters:
 * ``low_rank`` a block of rows that is a rank-3 mix plus 5 % noise (GEMM inputs);
 * ``one_large`` one logit far above the rest (softmax);
 * ``spread``   queries scaled down so they attend to many keys (attention ``q``);
-* ``outliers`` the row scaled down except 1-4 scattered columns that keep their plain values (a few
-               large features among small ones, as outlier channels in activations): a path chosen from
-               a sample of a row's values, or a row's scale read from some of them, is wrong. Every task
-               kind gets it on every distribution but uniform (small values only): it is the one structure
-               across columns, not along rows.
+* ``outliers`` the row scaled down except 1-4 scattered columns that keep their plain values pushed 2
+               further from zero (a few large features among small ones, as outlier channels in
+               activations): a path chosen from a sample of a row's values, or a row's scale read from
+               some of them, is wrong. Every task kind gets it on every distribution but uniform (small
+               values only): it is the one structure across columns, not along rows.
 
 The rows, their number and every parameter are drawn per trial, so no whole-tensor statistic marks a
 trial or a row, and no row repeats across trials. What each distribution is for is kept (the library's
@@ -264,10 +264,10 @@ _APPLY = {"scaled": _scaled, "offset": _offset, "smooth": _smooth, "repeated": _
           "relu": _relu, "low_rank": _low_rank, "one_large": _one_large, "spread": _spread, "outliers": _outliers}
 
 
-#: One line per structure kind, for the explorer and the README.
 _ACROSS_COLUMNS = ("; every kind: near-copies of rows (2-4 scattered columns rotated), outlier columns (1-4 values "
                    "2 further from zero in a scaled-down row; not on uniform)")
 
+#: One line per structure kind, for the explorer and the README.
 NOTES: dict[str, str] = {k: v + _ACROSS_COLUMNS for k, v in {
     "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows; "
                "offset: logits 500-1500 below zero beside rows at zero",
