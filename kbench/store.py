@@ -199,24 +199,54 @@ def _free(path: Path) -> Path:
 class Store:
     """The results database. Thread-safe: one connection, every use under one lock."""
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, *, read_only_fallback: bool = False) -> None:
+        """``read_only_fallback``: for a command that only reads (``kbench scores``): when the database cannot
+        be written, read it as it is (``read_only`` then; nothing can be stored) rather than start an empty
+        one in memory."""
         self.notice: str | None = None
+        self.read_only = False
         self._lock = threading.Lock()
         if path is not None and str(path) == ":memory:":
             self.path: Path | None = None
             self._conn = self._connect(":memory:")
             return
         p = Path(path) if path is not None else default_path()
-        if p.is_dir():
-            p = p / FILENAME
         self.path = p
         try:
+            if p.is_dir():  # in here: a name over 255 bytes raises (ENAMETOOLONG) and is one more unusable path
+                p = self.path = p / FILENAME
             p.parent.mkdir(parents=True, exist_ok=True)
             if not os.access(p.parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.R_OK | os.W_OK)):
                 raise PermissionError(f"{p.parent} is not writable")
             self._conn = self._open(p)
         except (OSError, sqlite3.Error) as e:
-            self._memory(f"Cannot use {p} ({e}); results are kept in memory for this session only.")
+            # only an unwritable file is read as it is: a locked one may be mid-write (immutable would not see it)
+            if not (read_only_fallback and isinstance(e, PermissionError) and self._open_read_only(p, e)):
+                self._memory(f"Cannot use {p} ({e}); results are kept in memory for this session only.")
+
+    def _open_read_only(self, p: Path, why: BaseException) -> bool:
+        """Read ``p`` as it is, if it is a sound database of our schema; False (nothing changed) if not."""
+        try:
+            if not (p.is_file() and os.access(p, os.R_OK)):
+                return False
+        except OSError:
+            return False
+        # a WAL database in a directory sqlite cannot write its -shm file to opens only as immutable: read
+        # once, as it is now (nothing writes to a directory no one may write)
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            conn = None
+            try:
+                conn = sqlite3.connect(f"{p.absolute().as_uri()}?{query}", uri=True, timeout=5.0,
+                                       isolation_level=None, check_same_thread=False)
+                self._check_conn(conn)
+            except (_Unusable, sqlite3.Error, ValueError):
+                if conn is not None:
+                    conn.close()
+                continue
+            self._conn, self.read_only = conn, True
+            self.notice = f"Cannot write to {p} ({why}); its results are read as they are and none can be stored."
+            return True
+        return False
 
     def _memory(self, notice: str) -> None:
         self.path = None
@@ -260,6 +290,14 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise _Unusable("corrupt", f"could not be opened ({e})") from e
         try:
+            Store._check_conn(conn)
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _check_conn(conn: sqlite3.Connection) -> None:
+        """``_check`` on an open connection (left open)."""
+        try:
             rows = conn.execute("PRAGMA integrity_check").fetchall()
             if rows != [("ok",)]:
                 raise _Unusable("corrupt", f"failed its integrity check ({rows[0][0]})")
@@ -276,8 +314,6 @@ class Store:
             raise _Unusable("corrupt", f"could not be read ({e})") from e
         except sqlite3.DatabaseError as e:
             raise _Unusable("corrupt", f"could not be read ({e})") from e
-        finally:
-            conn.close()
 
     def put(self, cand_digest: str, task: str, cand_name: str | None, origin: str, result: Result, *,
             mode: Mode | None = None, model: str = "", sample: str = "") -> bool:

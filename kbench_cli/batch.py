@@ -36,11 +36,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="skip the timing step (verdicts only; fast_p needs timing)")
     g.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit per sample (default 30)")
     g.add_argument("--workers", type=int, metavar="N",
-                   help="grading processes for correctness (default: this machine's cores); timing always "
-                        "runs one at a time")
+                   help="grading processes for correctness (default: this machine's cores; at most 4 × them, "
+                        f"{max_workers()} here); timing always runs one at a time")
     g.add_argument("--scheduler", metavar="tcp://HOST:8786|local",
                    help="grade on a Dask cluster (needs the dask extra); 'local' starts one on this machine")
     g.set_defaults(run=run)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, which a container or taskset narrows)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """The most correctness workers ``--workers`` accepts: each is a grading process of ~250 MB, and past a
+    few per core they only queue for the cores (an unbounded N started one per sample, or overflowed)."""
+    return 4 * usable_cores()
+
+
+def model_name_problem(name: str, label: str) -> str | None:
+    """Why ``name`` cannot name a model (one line), or None. The store keeps the explorer's own candidates
+    under the empty model (``kbench.store``) and ``kbench scores`` lists only the others: results under an
+    empty or blank name would be stored and never shown."""
+    from kbench.store import stored_text
+
+    if not stored_text(name).strip():
+        return f"{label}: a model needs a name that is not empty or blank"
+    return None
 
 
 def _fail(message: str) -> int:
@@ -70,23 +92,30 @@ def run(args: argparse.Namespace) -> int:
     from kbench.batch.samples import discover, jobs_for
     from kbench.store import Store
 
+    from kbench_cli.paths import dir_problem
+
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
-        if not d.is_dir():
-            return _fail(f"{d}: not a directory")
+        why = dir_problem(d, str(d))
+        if why is not None:
+            return _fail(why)
     names = args.model or []
     if names and len(names) != len(dirs):
         return _fail(f"--model given {len(names)} time(s) for {len(dirs)} folder(s); give it once per DIR or not at all")
     names = names or [d.resolve().name for d in dirs]
+    for name, d in zip(names, dirs):  # a given name, or the folder's ("/" has none)
+        why = model_name_problem(name, f"--model {name!r}" if args.model else f"{d} (no folder name; give --model)")
+        if why is not None:
+            return _fail(why)
     if len(set(names)) != len(names):
         return _fail(f"two folders would be the same model ({', '.join(sorted(n for n in names if names.count(n) > 1))}); "
                      "name them with --model")
     if args.timeout is not None and not 0 < args.timeout <= 86400:
         return _fail("--timeout must be a number of seconds between 0 and 86400")
-    workers = args.workers if args.workers is not None else (len(os.sched_getaffinity(0))
-                                                             if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if workers < 1:
-        return _fail("--workers must be at least 1")
+    workers = args.workers if args.workers is not None else usable_cores()
+    if not 1 <= workers <= max_workers():
+        return _fail(f"--workers must be between 1 and {max_workers()} (4 × this machine's {usable_cores()} "
+                     "usable cores)")
     try:
         modes = _modes(args)
     except ValueError as e:

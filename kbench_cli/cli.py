@@ -2,12 +2,15 @@
 
 Bad input gets one line on stderr and exit code 2, never a traceback. ``kbench eval`` exits 0 when the
 candidate is correct, 1 when it was evaluated and is not, 3 when the grader itself failed on the file
-(an exception that is not a verdict: no verdict is given, one line says why).
+(an exception that is not a verdict: no verdict is given, one line says why). Every command: 141 when the
+reader of its stdout left (quietly), 74 when stdout cannot be written otherwise (one line), 130 on Ctrl-C
+(``kbench_cli.streams``); an OSError nothing else caught is one line naming the file, exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import time
 from pathlib import Path
@@ -94,53 +97,110 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; every way its standard streams can fail ends in one line and an exit code
+    (``kbench_cli.streams``: 141 when the reader of a pipe left, 74 when stdout cannot be written)."""
+    from kbench_cli import streams
+
+    with streams.guarded():
+        try:
+            code = _main(argv)
+        except SystemExit as e:  # argparse's --help, --version and errors: their output is flushed like any
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else _print_exit(e.code))
+        except streams.OutputError:
+            code = None  # said below: the failure is remembered
+        except OSError as e:  # last resort: a file kbench was given, or needs, cannot be used
+            code = _fail(_os_error(e))
+        try:
+            sys.stdout.flush()  # the last buffered output fails here, not unreported at interpreter exit
+        except streams.OutputError:
+            pass
+        failure = streams.stdout_failure()
+        if failure is not None:
+            return _output_failed(failure)
+        return code if code is not None else 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command not in ("task", "doctor"):
-            from kbench_cli import tasks_cli
-
-            code = tasks_cli.activate(args)  # --tasks, --task-set and the settings file's
-            if code is not None:
-                return code
-        if args.command == "eval":
-            return _eval(args)
-        if args.command in ("prompt", "grade", "scores", "task", "matrix"):
-            return args.run(args)
-        if args.command == "list":
-            return _list()
-        if args.command == "doctor":
-            from kbench_cli.doctor import run_doctor
-
-            return run_doctor()
-        if args.command == "report":
-            from kbench_cli.report import run_report
-
-            return run_report(quick=args.quick)
-        if args.command == "calibrate":
-            from kbench_cli.report import run_calibrate
-
-            if args.repeats < 1:
-                return _fail("--repeats must be at least 1")
-
-            return run_calibrate(args.repeats)
-        return _explore(args.candidates, args.tasks_main, args.task_sets_main, args.models_main)
+        return _dispatch(args)
     except KeyboardInterrupt:
         print("kbench: interrupted", file=sys.stderr)
         return 130
 
 
+def _print_exit(message: str) -> int:
+    """``sys.exit("text")``: the text on stderr, code 1, as the interpreter would."""
+    print(message, file=sys.stderr)
+    return 1
+
+
+def _os_error(e: OSError) -> str:
+    """An OSError as one line: the file it names and its plain-English reason."""
+    why = e.strerror or str(e) or type(e).__name__
+    return f"{e.filename}: {why}" if e.filename is not None else why
+
+
+def _output_failed(failure: OSError) -> int:
+    from kbench_cli import streams
+
+    if failure.errno == errno.EPIPE:  # the reader left (`kbench list | head`): nothing to report
+        return streams.EXIT_PIPE_CLOSED
+    print(f"kbench: cannot write the output: {failure.strerror or failure}", file=sys.stderr)
+    return streams.EXIT_OUTPUT_FAILED
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command not in ("task", "doctor"):
+        from kbench_cli import tasks_cli
+
+        code = tasks_cli.activate(args)  # --tasks, --task-set and the settings file's
+        if code is not None:
+            return code
+    if args.command == "eval":
+        return _eval(args)
+    if args.command in ("prompt", "grade", "scores", "task", "matrix"):
+        return args.run(args)
+    if args.command == "list":
+        return _list()
+    if args.command == "doctor":
+        from kbench_cli.doctor import run_doctor
+
+        return run_doctor()
+    if args.command == "report":
+        from kbench_cli.report import run_report
+
+        return run_report(quick=args.quick)
+    if args.command == "calibrate":
+        from kbench_cli.report import run_calibrate
+
+        if args.repeats < 1:
+            return _fail("--repeats must be at least 1")
+
+        return run_calibrate(args.repeats)
+    return _explore(args.candidates, args.tasks_main, args.task_sets_main, args.models_main)
+
+
 def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: list[str] | None = None,
              model_args: list[str] | None = None) -> int:
+    from kbench_cli.paths import dir_problem
+
     dirs = [Path(f) for f in folders]
     for d in dirs:
-        if not d.is_dir():
-            return _fail(f"--candidates {d}: not a directory")
+        why = dir_problem(d, f"--candidates {d}")
+        if why is not None:
+            return _fail(why)
     from kbench_tui.folders import skipped
-    from kbench_tui.models import check_model_dir, split_model_arg
+    from kbench_tui.models import check_model_dir
 
     from kbench_cli.text import line
 
-    models = [split_model_arg(m) for m in model_args or []]
+    models = []
+    for arg in model_args or []:
+        found = _model_arg(arg)
+        if isinstance(found, str):
+            return _fail(found)
+        models.append(found)
     problems = []
     for name, folder in models:
         why, found = check_model_dir(name, folder)
@@ -160,6 +220,21 @@ def _explore(folders: list[str], task_dirs: list[str] | None = None, task_sets: 
     run(candidate_dirs=dirs, task_dirs=[Path(d) for d in task_dirs or []], task_sets=list(task_sets or []),
         model_dirs=models)
     return 0
+
+
+def _model_arg(value: str) -> "tuple[str, Path] | str":
+    """``--model [NAME=]DIR`` as (name, folder), or why it cannot be opened (one line)."""
+    from kbench_tui.models import split_model_arg
+
+    from kbench_cli.batch import model_name_problem
+    from kbench_cli.paths import dir_problem
+
+    try:
+        name, folder = split_model_arg(value)
+    except OSError:  # NAME=DIR whose whole is no path at all (a name over 255 bytes): NAME=DIR it is
+        name, _, rest = value.partition("=")
+        folder = Path(rest)
+    return dir_problem(folder, f"--model {folder}") or model_name_problem(name, f"--model {value}") or (name, folder)
 
 
 def _list() -> int:

@@ -1,10 +1,14 @@
-"""``kbench matrix``: the hack × defence matrix — each cell the verdict with that one defence off."""
+"""``kbench matrix``: the hack × defence matrix — each cell the verdict with that one defence off.
+
+Exit codes: 0 the matrix is printed, 1 it is printed but a file or folder of a ``--candidates`` folder was
+skipped (each one line on stderr, ``kbench: not graded: ...``, as ``kbench grade`` says them), 2 bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -21,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="only this defence's column (repeatable; default: every defence of the catalogue)")
     s.add_argument("--correctness-only", action="store_true",
                    help="no timing: a cell says correct or not (cheap; speed hacks then look like honest kernels)")
+    s.add_argument("--timeout", type=float, metavar="S",
+                   help="wall-clock limit per evaluation (default 30; 0 < S <= 86400)")
     s.add_argument("--no-store", action="store_true", help="neither read nor write the result store")
     out = s.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the matrix as one strict JSON object")
@@ -47,20 +53,30 @@ def run(args: argparse.Namespace) -> int:
     for t in args.task or []:
         if t not in TASK:
             return _fail(f"unknown task {t!r}; {did_you_mean(t, TASK)}")
-    cands = mx.library_hacks()
+    if args.timeout is not None and not 0 < args.timeout <= 86400:
+        return _fail("--timeout must be a number of seconds between 0 and 86400")
+    from kbench_cli.paths import dir_problem
+
+    cands, skipped = mx.library_hacks(), []
     for folder in args.candidates:
-        if not Path(folder).is_dir():
-            return _fail(f"--candidates {folder}: not a directory")
-        found = _folder(Path(folder))
-        if isinstance(found, str):
-            return _fail(found)
+        why = dir_problem(folder, f"--candidates {folder}")
+        if why is not None:
+            return _fail(why)
+        found, problems = _folder(Path(folder), args.task)
         cands += found
+        skipped += problems
     if args.task:
         cands = [c for c in cands if c.task in args.task]
+    from kbench_cli.text import line
+
+    for problem in skipped:  # as kbench grade says them; the exit code is then 1
+        print(f"kbench: not graded: {line(problem)}", file=sys.stderr)
     if not cands:
         return _fail("no candidates: the library has no hacks for these tasks, and no --candidates folder has any")
     names = tuple(dict.fromkeys(args.defence)) if args.defence else catalogue.NAMES
     base = mx.CORRECTNESS_BASE if args.correctness_only else mx.TIMED_BASE
+    if args.timeout is not None:  # part of the mode: results stored under another limit are not reused
+        base = dataclasses.replace(base, timeout_s=args.timeout)
     quiet = args.json or args.csv or not sys.stderr.isatty()
 
     def progress(e: "mx.MatrixEvent") -> None:
@@ -71,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     from kbench.store import Store
 
     store = None if args.no_store else Store()
+    notice = store.notice if store is not None else None
+    if notice:  # the store fell back to memory, or moved a broken file aside: say where it went
+        print(f"kbench: {line(notice)}", file=sys.stderr)
     try:
         m = mx.compute(cands, names, base=base, store=store, on_event=progress)
     finally:
@@ -78,30 +97,40 @@ def run(args: argparse.Namespace) -> int:
             store.close()
         if not quiet:
             print("\r" + " " * 78 + "\r", end="", file=sys.stderr)
+    if store is not None and store.notice and store.notice != notice:  # a result that could not be stored
+        print(f"kbench: {line(store.notice)}", file=sys.stderr)
+    # a closed pipe or a full disk on stdout: kbench_cli.streams, for every command
+    if args.json:
+        from kbench.core.strict_json import dumps
+
+        print(dumps(m.to_dict()))
+    elif args.csv:
+        _csv(m)
+    else:
+        _table(m)
+    return 1 if skipped else 0
+
+
+def _folder(folder: Path, tasks: "list[str] | None") -> "tuple[list, list[str]]":
+    """The candidate files of ``folder`` (``DIR/<task>/<name>.py``) and one line per file or folder skipped
+    (of ``tasks`` only, when given), found as ``kbench grade`` finds a model's samples."""
+    from kbench.batch.samples import discover
+    from kbench.core.taskfile import NOT_CANDIDATES
+
+    samples, problems = discover(folder, "matrix")
+    # a task folder's own task.py is not a candidate; the origin is the folder, as the explorer shows it
+    cands = [dataclasses.replace(s.candidate, origin=str(folder)) for s in samples
+             if s.candidate.path is None or s.candidate.path.name not in NOT_CANDIDATES]
+    return cands, [str(p) for p in problems if not tasks or _task_of(folder, p.path) in tasks]
+
+
+def _task_of(folder: Path, path: Path) -> str | None:
+    """The first part of ``path`` under ``folder``: the task folder it is or lies in (None: ``folder`` itself)."""
     try:
-        if args.json:
-            from kbench.core.strict_json import dumps
-
-            print(dumps(m.to_dict()))
-        elif args.csv:
-            _csv(m)
-        else:
-            _table(m)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
-
-
-def _folder(folder: Path) -> "list | str":
-    """Every candidate file of ``folder`` (``DIR/<task>/<name>.py``), or why there are none."""
-    from kbench.core.library import load_folder
-
-    try:
-        found = load_folder(folder, origin=str(folder))
-    except Exception as e:  # noqa: BLE001 - an unreadable folder is bad input, one line
-        return f"--candidates {folder}: {e}"
-    return list(found)
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        return None
+    return parts[0] if parts else None
 
 
 #: The status vocabulary's theme variables as rich colours.

@@ -1,10 +1,14 @@
-"""``kbench scores``: per-model scores from the result store, models side by side (or JSON / CSV)."""
+"""``kbench scores``: per-model scores from the result store, models side by side (or JSON / CSV).
+
+Exit codes: 0 scores printed, 1 no graded samples, 2 bad input or no store to read (the store's notice
+says why: locked, KBENCH_DATA_DIR not a directory...). A store that moved a broken database aside, or is read
+from a data directory kbench cannot write, says so on stderr first.
+"""
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 
 from kbench.core.strict_json import dumps
@@ -28,7 +32,12 @@ def run(args: argparse.Namespace) -> int:
     from kbench.store import Store, stored_text
     from kbench_cli.text import line
 
-    with Store() as store:
+    # read only: a data directory kbench cannot write is read as it is rather than replaced by an empty memory
+    with Store(read_only_fallback=True) as store:
+        if store.path is None:  # nothing to read: the store says why (locked, not a directory, ...)
+            return _fail(f"kbench scores cannot read the result store ({store.notice})")
+        if store.notice:  # read from a read-only copy, or a broken file moved aside: where it went
+            print(f"kbench: {line(store.notice)}", file=sys.stderr)
         known = store.models()
         wanted = [stored_text(m) for m in args.model] if args.model else None  # the store keeps names escaped
         if wanted:
@@ -42,18 +51,21 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"kbench: no graded samples in {line(where)}; grade some with `kbench grade DIR`", file=sys.stderr)
         return 1
-    try:
-        if args.json:
-            print(dumps([r.to_dict() for r in rows]))
-        elif args.csv:
-            _csv(rows)
-        else:
-            _tables(rows)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `kbench scores --csv | head`: the reader left, nothing to report
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    # `kbench scores --csv | head`, a full disk: kbench_cli.streams, for every command
+    if args.json:
+        print(dumps([r.to_dict() for r in rows]))
+    elif args.csv:
+        _csv(rows)
+    else:
+        _tables(rows)
     return 0
 
+
+def _fail(message: str) -> int:
+    from kbench_cli.text import line
+
+    print(f"kbench: error: {line(message)}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 

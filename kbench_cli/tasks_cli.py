@@ -37,14 +37,17 @@ def configured(args: argparse.Namespace) -> tuple[list[Path], list[str], list[st
     """(task folders, task sets, problems) from the command line and the settings file."""
     s = _settings()
     problems = []
+    from kbench_cli.paths import dir_problem, is_dir
+
     dirs = [Path(d) for d in getattr(args, "tasks_main", []) + getattr(args, "tasks", [])]
     for d in dirs:
-        if not d.is_dir():
-            problems.append(f"--tasks {d}: not a directory")
+        why = dir_problem(d, f"--tasks {d}")
+        if why is not None:
+            problems.append(why)
     saved = s.get("tasks", [])
     if isinstance(saved, list):
         for d in saved:
-            if isinstance(d, str) and Path(d).is_dir():
+            if isinstance(d, str) and is_dir(d):
                 dirs.append(Path(d))
             else:
                 print(f"kbench: settings.json names a task folder that is not there: {_line(str(d))}", file=sys.stderr)
@@ -92,11 +95,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kbench_cli.paths import exists_problem, is_dir
+
     path = Path(args.file)
-    if path.is_dir():
+    if is_dir(path):
         path = path / "task.py"
-    if not path.exists():
-        print(f"kbench: error: {_line(f'{args.file}: no such file')}", file=sys.stderr)
+    why = exists_problem(path, str(args.file) if path == Path(args.file) else str(path))
+    if why is not None:
+        print(f"kbench: error: {_line(why)}", file=sys.stderr)
         return EXIT_USAGE
     if path.suffix != ".py":
         print(f"kbench: error: {_line(f'{path}: not a .py task file')}", file=sys.stderr)

@@ -203,3 +203,204 @@ def test_a_file_name_with_a_newline_is_one_error_line(tmp_path):  # type: ignore
     p = _kbench("eval", "L1_gelu", str(bad))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "\x1b" not in p.stderr, p.stderr
     assert "two\\nlines \\x1b[2J.py" in p.stderr
+
+
+# -- stdout and stderr that fail, paths that cannot be looked at, bounds (kbench_cli.streams, kbench_cli.paths) ----
+
+TASK_FILE = str(Path(__file__).resolve().parent.parent / "kbench" / "tasksets" / "lecture" / "L1_gelu" / "task.py")
+
+
+def _run_with_stdout(args, stdout, tmp_path, **kw):  # type: ignore[no-untyped-def]
+    import os
+
+    env = {**os.environ, "KBENCH_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    return subprocess.run([sys.executable, "-m", "kbench_cli.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL, env=env, **kw)
+
+
+def _clean(stderr: str) -> None:
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+
+
+@pytest.mark.parametrize("args", [["list"], ["prompt", "L1_gelu"], ["task", "check", TASK_FILE, "--json"], ["--help"]],
+                         ids=" ".join)
+def test_a_closed_pipe_on_stdout_ends_quietly_with_141(args, tmp_path):  # type: ignore[no-untyped-def]
+    import os
+
+    r, w = os.pipe()
+    os.close(r)  # the reader left before the first byte: every write is EPIPE
+    try:
+        p = _run_with_stdout(args, w, tmp_path)
+    finally:
+        os.close(w)
+    _clean(p.stderr)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("args", [["list"], ["prompt", "L1_gelu"], ["task", "check", TASK_FILE], ["--version"]],
+                         ids=" ".join)
+def test_a_full_disk_on_stdout_is_one_line_and_exit_74(args, tmp_path):  # type: ignore[no-untyped-def]
+    with open("/dev/full", "w") as full:
+        p = _run_with_stdout(args, full, tmp_path)
+    _clean(p.stderr)
+    assert p.returncode == 74 and p.stderr == "kbench: cannot write the output: No space left on device\n", p.stderr
+
+
+def test_a_closed_stdout_is_one_line_and_exit_74_and_a_closed_stderr_no_traceback(tmp_path):  # type: ignore[no-untyped-def]
+    import os
+
+    p = _run_with_stdout(["list"], subprocess.DEVNULL, tmp_path, preexec_fn=lambda: os.close(1))
+    _clean(p.stderr)
+    assert p.returncode == 74 and p.stderr == "kbench: cannot write the output: standard output is closed\n"
+    p = _run_with_stdout(["scores"], subprocess.DEVNULL, tmp_path, preexec_fn=lambda: os.close(1))
+    assert p.returncode == 1 and "no graded samples" in p.stderr, p.stderr  # nothing for stdout: no failure
+    p = _run_with_stdout(["prompt", "L1_gelu"], subprocess.PIPE, tmp_path, preexec_fn=lambda: os.close(2))
+    assert p.returncode == 0 and "L1_gelu" in p.stdout
+
+
+LONG = "a" * 300  # one path component over 255 bytes: ENAMETOOLONG, which Path.is_dir() raises in Python 3.11
+
+
+@pytest.mark.parametrize("args", [["grade", LONG], ["task", "check", LONG], ["--candidates", LONG], ["--model", LONG],
+                                  ["--model", f"x={LONG}"], ["list", "--tasks", LONG], ["matrix", "--candidates", LONG],
+                                  ["eval", "L1_gelu", LONG]], ids=lambda a: " ".join(a)[:30])
+def test_a_path_too_long_is_one_line_and_exit_2(args, tmp_path):  # type: ignore[no-untyped-def]
+    p = _run_with_stdout(args, subprocess.PIPE, tmp_path)
+    _clean(p.stderr)
+    assert p.returncode == 2 and p.stderr.startswith("kbench: error: ") and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "File name too long" in p.stderr or "not a directory" in p.stderr or "cannot read" in p.stderr, p.stderr
+
+
+def test_an_os_error_nothing_caught_is_named_in_one_line(monkeypatch, capsys):  # type: ignore[no-untyped-def]
+    from kbench_cli import cli
+
+    def broken(args):  # type: ignore[no-untyped-def]
+        raise OSError(13, "Permission denied", "/some/file")
+
+    monkeypatch.setattr(cli, "_list", lambda: broken(None))
+    assert cli.main(["list"]) == 2
+    assert capsys.readouterr().err == "kbench: error: /some/file: Permission denied\n"
+
+
+def _samples(tmp_path: Path) -> Path:
+    d = tmp_path / "model"
+    (d / "L1_gelu").mkdir(parents=True)
+    (d / "L1_gelu" / "ok.py").write_text(Path(GOOD).read_text())
+    return d
+
+
+@pytest.mark.parametrize("extra", [["--workers", "99999999999999999999999"], ["--workers", "too many"],
+                                   ["--model", ""], ["--model", "  "]], ids=" ".join)
+def test_grade_refuses_unbounded_workers_and_blank_model_names(extra, tmp_path):  # type: ignore[no-untyped-def]
+    from kbench_cli.batch import max_workers
+
+    if extra[1] == "too many":
+        extra = ["--workers", str(max_workers() + 1)]
+    p = _run_with_stdout(["grade", str(_samples(tmp_path)), "--correctness-only", *extra], subprocess.PIPE, tmp_path)
+    _clean(p.stderr)
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert (f"between 1 and {max_workers()}" if extra[0] == "--workers" else "not empty or blank") in p.stderr
+    assert not (tmp_path / "data" / "results.sqlite3").exists()  # refused before anything was graded
+
+
+def test_grade_help_says_the_workers_bound():  # type: ignore[no-untyped-def]
+    from kbench_cli.batch import max_workers
+
+    p = _kbench("grade", "--help", env={"COLUMNS": "400", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0 and f"at most 4 × them, {max_workers()} here" in p.stdout, p.stdout
+
+
+def test_the_explorer_refuses_a_blank_model_name(tmp_path):  # type: ignore[no-untyped-def]
+    p = _run_with_stdout(["--model", f" ={_samples(tmp_path)}"], subprocess.PIPE, tmp_path)
+    assert p.returncode == 2 and "not empty or blank" in p.stderr, p.stderr
+
+
+def test_scores_says_why_the_store_cannot_be_used(tmp_path):  # type: ignore[no-untyped-def]
+    import os
+
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    for data in (str(blocker), os.devnull, f"/tmp/{LONG}"):
+        p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "scores"], capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "KBENCH_DATA_DIR": data})
+        _clean(p.stderr)
+        assert p.returncode == 2 and "cannot read the result store" in p.stderr and "Cannot use" in p.stderr, p.stderr
+        assert len(p.stderr.splitlines()) == 1
+
+
+def test_scores_says_where_a_corrupt_database_went(tmp_path):  # type: ignore[no-untyped-def]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "results.sqlite3").write_bytes(b"not a database at all" * 500)
+    p = _run_with_stdout(["scores"], subprocess.PIPE, tmp_path)
+    _clean(p.stderr)
+    [aside] = data.glob("results.sqlite3.corrupt-*")
+    assert f"moved to {aside}" in p.stderr and p.returncode == 1, p.stderr
+
+
+def test_scores_reads_a_database_it_cannot_write(tmp_path, monkeypatch, capsys):  # type: ignore[no-untyped-def]
+    import json
+    import os
+
+    from kbench.core.results import Result
+    from kbench.store import Store
+    from kbench_cli.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    with Store(data) as store:
+        assert store.put("d1", "L1_gelu", "s", "model:m", Result("L1_gelu", "s", "hardened", ("normal",), "correct",
+                                                                  "ok"), model="m", sample="s")
+    monkeypatch.setenv("KBENCH_DATA_DIR", str(data))
+    real = os.access
+    # as for a user without write permission on the data directory (tests may run as root, who has it)
+    monkeypatch.setattr("kbench.store.os.access",
+                        lambda p, mode: False if mode & os.W_OK and str(p).startswith(str(data)) else real(p, mode))
+    assert main(["scores", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert {r["model"] for r in json.loads(out)} == {"m"}
+    assert "read as they are and none can be stored" in err
+
+
+def test_matrix_timeout_is_validated_and_used(monkeypatch, capsys):  # type: ignore[no-untyped-def]
+    from kbench.batch import matrix as mx
+    from kbench_cli.cli import main
+
+    for bad in ("0", "-1", "1e9", "inf"):
+        assert main(["matrix", "--timeout", bad]) == 2
+        assert "--timeout must be a number of seconds between 0 and 86400" in capsys.readouterr().err
+    seen = []
+
+    def compute(cands, names, *, base, **kw):  # type: ignore[no-untyped-def]
+        seen.append(base)
+        return mx.Matrix(base, tuple(names), [])
+
+    monkeypatch.setattr(mx, "compute", compute)
+    assert main(["matrix", "--timeout", "7.5", "--no-store", "--json", "--correctness-only"]) == 0
+    assert seen[0].timeout_s == 7.5 and seen[0].timing is None
+
+
+def test_matrix_says_each_file_of_a_candidates_folder_it_skips(tmp_path):  # type: ignore[no-untyped-def]
+    folder = tmp_path / "cands"
+    (folder / "L1_gelu").mkdir(parents=True)
+    (folder / "L1_gleu").mkdir()
+    (folder / "L1_gelu" / "ok.py").write_text(Path(GOOD).read_text())
+    (folder / "L1_gelu" / "latin1.py").write_bytes(b'"""caf\xe9"""\n')
+    (folder / "L1_gelu" / "notes.txt").write_text("hi")
+    (folder / "L1_gelu" / "big.py").write_bytes(b"#" * (2 << 20))
+    (folder / "L1_gleu" / "x.py").write_text("x = 1\n")
+    from kbench_cli.matrix_cli import _folder
+
+    cands, skipped = _folder(folder, None)
+    assert [c.name for c in cands] == ["ok"] and cands[0].origin == str(folder)
+    assert len(skipped) == 4 and any("L1_gleu" in s for s in skipped)
+    p = _run_with_stdout(["matrix", "--candidates", str(folder), "--task", "L1_gelu", "--correctness-only",
+                          "--no-store", "--defence", "property_checks", "--csv", "--timeout", "60"],
+                         subprocess.PIPE, tmp_path)
+    _clean(p.stderr)
+    lines = p.stderr.splitlines()
+    assert p.returncode == 1 and len(lines) == 3 and all(x.startswith("kbench: not graded: ") for x in lines), p.stderr
+    assert any("latin1.py" in x and "UTF-8" in x for x in lines) and any("notes.txt" in x for x in lines)
+    assert any("big.py" in x and "1 MB" in x for x in lines)
+    assert ",ok," in p.stdout
