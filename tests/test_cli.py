@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -404,3 +405,20 @@ def test_matrix_says_each_file_of_a_candidates_folder_it_skips(tmp_path):  # typ
     assert any("latin1.py" in x and "UTF-8" in x for x in lines) and any("notes.txt" in x for x in lines)
     assert any("big.py" in x and "1 MB" in x for x in lines)
     assert ",ok," in p.stdout
+
+
+def test_a_reference_that_cannot_finish_is_the_graders_failure_not_the_candidates(tmp_path: Path) -> None:
+    # A task folder whose reference spins: the candidate gets no verdict (exit 3, one line): a runtime error
+    # would have charged the task's failure to it (and stored it).
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "L1_spin.py").write_text('"""Spins."""\nLEVEL = 1\nINPUTS = {"x": (64, 64)}\nOUTPUT = (64, 64)\n\n\n'
+                                      "def forward(x, params, alloc):\n    while True:\n        pass\n")
+    cand = tmp_path / "ok.py"
+    cand.write_text("def forward(x, params, alloc):\n    return x['x'] * 2\n")
+    p = subprocess.run([sys.executable, "-m", "kbench_cli.cli", "eval", "L1_spin", str(cand), "--tasks", str(tasks),
+                        "--timeout", "3"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "KBENCH_DATA_DIR": str(tmp_path / "data")})
+    assert p.returncode == 3, (p.stdout + p.stderr)[-800:]
+    out = p.stdout + p.stderr
+    assert "reference could not be computed" in out and "no verdict" in out and "Traceback" not in out

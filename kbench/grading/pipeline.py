@@ -100,6 +100,12 @@ def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
             np.add.reduce(a, axis=None)
 
 
+class ReferenceFailed(RuntimeError):
+    """The grader could not compute the task's reference (it timed out or failed in a worker that runs no
+    candidate code): not a verdict on the candidate. Every face treats it as the grader's failure (``kbench
+    eval`` exits 3, ``kbench grade`` reports the sample as not graded and tries it again next run)."""
+
+
 class Cancelled(Exception):
     """The caller's cancel event was set; the evaluation stopped between two steps."""
 
@@ -613,12 +619,18 @@ class HardenedRun(_Run):
 
     def truths(self, plan: list) -> list:
         if self.mode.has("own_reference"):
+            # The references are the grader's work, in workers no candidate code runs in: they get a whole
+            # timeout of their own and do not spend the candidate's (a candidate that used up its budget
+            # loading must not make them time out), and if they fail the grader failed, not the candidate.
+            self.check_cancel()
+            t0 = time.perf_counter()
             try:
-                return self.g.references(self.task, plan, self.remaining())
-            except WorkerError as e:
-                raise _Verdict("runtime_error", f"the grader could not compute the reference: {e}") from None
-            except RuntimeError as e:  # already says which reference worker failed, and how
-                raise _Verdict("runtime_error", f"the grader could not compute the reference ({e})") from None
+                return self.g.references(self.task, plan, self.mode.timeout_s)
+            except (WorkerError, RuntimeError) as e:
+                raise ReferenceFailed(f"the task's reference could not be computed ({e}); "
+                                      "no verdict on the candidate") from None
+            finally:
+                self.deadline += time.perf_counter() - t0
         # Without it, the reference runs in the candidate's own worker (where the candidate can reach it).
         from kbench.grading.truth import TrialTruth
 
