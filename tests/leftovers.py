@@ -60,9 +60,30 @@ def session_processes(sid: int) -> dict[int, str]:
     return out
 
 
-def worker_processes(sid: int) -> dict[int, str]:
-    """The processes of session ``sid`` that run as a sandbox worker's own uid (root graders give each one)."""
-    return {p: d for p, d in session_processes(sid).items() if int(d.split(" uid ")[1].split()[0]) >= WORKER_ID_BASE}
+def worker_processes(sid: int, ancestor: int | None = None) -> dict[int, str]:
+    """The processes of session ``sid`` that run as a sandbox worker's own uid (root graders give each one);
+    with ``ancestor``, only those descended from that process, and orphans (whose parent died: init took them
+    in, and they may be anyone's). Test workers share the runner's session: one running beside another saw the
+    other's long-lived reference twins appear, called them leftovers and killed them (the other's evaluations
+    then failed: "worker killed by SIGKILL")."""
+    found = {p: d for p, d in session_processes(sid).items() if int(d.split(" uid ")[1].split()[0]) >= WORKER_ID_BASE}
+    return found if ancestor is None else {p: d for p, d in found.items() if _descends_from(p, ancestor)}
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """``pid`` is ``ancestor``'s descendant, or an orphan."""
+    fields = _stat_fields(str(pid))
+    if fields is not None and int(fields[1]) <= 1:
+        return True
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == ancestor:
+            return True
+        fields = _stat_fields(str(pid))
+        if fields is None:
+            return False
+        pid, seen = int(fields[1]), seen + 1
+    return pid == ancestor
 
 
 def outliving(find, timeout: float = 3.0) -> dict[int, str]:

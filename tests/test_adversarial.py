@@ -223,12 +223,12 @@ def test_hardened_verdict(file, task, naive, hard, why):
     runs = [("hardened", _mode(HARDENED, file), hard, None),
             ("hardened, gate and audit hook off", _mode(HARDENED, file, gate=False), off, "no_audit"),
             ("hardened, native harness", _mode(HARDENED, file, gate=False), NATIVE.get(file, off), "native")]
-    sid = os.getsid(0)
+    sid, me = os.getsid(0), os.getpid()  # this test process's own workers only: another may run beside it
     for label, mode, want, harness in runs:
-        before = leftovers.worker_processes(sid)
+        before = leftovers.worker_processes(sid, me)
         with worker_harness(harness):
             r, elapsed = _hardened(task, src, mode, file)
-        left = leftovers.outliving(lambda: {p: d for p, d in leftovers.worker_processes(sid).items() if p not in before})
+        left = leftovers.outliving(lambda: {p: d for p, d in leftovers.worker_processes(sid, me).items() if p not in before})
         leftovers.kill_all(left)
         assert not left, f"{label} {file}: workers outlived their evaluation: {sorted(left.values())}"
         assert not fooled(r), f"{label} {file}: FOOLED, correct at {r.speedup:.2f}x {r.speedup_ci}"

@@ -261,3 +261,24 @@ def test_a_calls_cost_is_measured_in_place_and_subtracted_from_both_clocks():
     for _ in range(3):  # preempted inside its kernel: its CPU time is below its reported (wall) kernel time
         contended.add(2_300_000, 1_000_000, 2_000_000)
     assert contended.beyond() == (300_000, 80_000)  # the CPU cost never drops below the empty calls'
+
+
+def test_a_short_call_is_charged_what_short_calls_cost_not_the_long_references():
+    """A short call does not pay a long reference call's cost (12-03 audit: a 0.12 ms candidate charged a 12 ms
+    GEMM's cost read 150-520x for 92x): the charge ramps from the empty calls' cost to the in-place cost over
+    the call's first COST_RAMP_NS, and lengthening a call never lowers its time."""
+    from kbench.timing.interleaved import COST_RAMP_NS, CallCost
+
+    cost = CallCost((300_000, 250_000))  # empty calls: 0.30 ms of wall beyond nothing
+    for _ in range(5):
+        cost.add(12_600_000, 12_400_000, 12_000_000)  # the reference: 12 ms kernels, 0.6 ms beyond
+    assert cost.beyond() == (600_000, 400_000)
+    assert cost.seconds(12_600_000, 12_400_000) == 12_000_000 / 1e9  # the reference arm: its own cost
+    short = cost.seconds(420_000, 370_000)  # a 0.12 ms kernel with a short call's 0.30 ms around it
+    assert 0.10e-3 < short < 0.12e-3, short  # charged a little more than an empty call, never the 0.6 ms
+    assert cost.beyond(100_000) == (300_000, 250_000)
+    assert cost.beyond(300_000 + COST_RAMP_NS) == (600_000, 400_000)  # past the ramp: the whole in-place cost
+    walls = range(200_000, 20_000_000, 97_000)
+    times = [cost.seconds(w, w // 2) for w in walls]
+    assert all(b >= a for a, b in zip(times, times[1:]))  # no length of call buys a shorter time
+
