@@ -117,8 +117,9 @@ def test_structured_trials_keep_each_distributions_range(task):
                 assert v.min() >= -1 and v.max() < 1
             if dist == "lognormal":
                 assert v.min() >= 0
-        if task.structure == "layernorm":  # no near-constant row: eps must stay negligible (no_eps is honest)
-            assert x["x"].var(axis=1).min() > 5e-3
+        if task.structure == "layernorm":  # no near-constant row: a missing eps moves an output by < rtol (no_eps
+            # is honest), but rows as small as 300 eps make an eps 10x too large show (S25)
+            assert x["x"].var(axis=1).min() > 1.5e-3
 
 
 def test_structured_rows_are_there():
