@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -44,8 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its affinity mask, which a container or taskset narrows)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may run on (``kbench.core.parallel.USABLE_CPUS``)."""
+    from kbench.core.parallel import USABLE_CPUS
+
+    return USABLE_CPUS
 
 
 def max_workers() -> int:

@@ -15,10 +15,11 @@ from kbench.core.once import once
 T = TypeVar("T")
 R = TypeVar("R")
 
-_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+#: The cores this process may run on (its affinity mask, which a container or taskset narrows), at import.
+USABLE_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 #: Threads one pass is split over (at most 2: the machines kbench targets have 2 cores, and the grader's
 #: timing lane keeps one of them for the kernels while it times).
-THREADS = max(1, min(2, _CPUS))
+THREADS = max(1, min(2, USABLE_CPUS))
 
 
 #: The cores this process could use when kbench was imported. A thread inherits the affinity of the thread that

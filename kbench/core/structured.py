@@ -145,9 +145,19 @@ def _softmax_offset(rng: np.random.Generator, x: np.ndarray) -> None:
 
 
 def _scaled(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
-    s = (10.0 ** rng.uniform(*lim.scale, (idx.size, 1))).astype(F32)
-    if dist == "offset":  # scale the deviation, keep the offset
-        base = rows[idx].mean(axis=1, keepdims=True, dtype=np.float64).astype(F32)
+    _scale_rows(rows, idx, (10.0 ** rng.uniform(*lim.scale, (idx.size, 1))).astype(F32), dist)
+
+
+def _row_base(rows: np.ndarray, idx: np.ndarray, dist: str) -> np.ndarray | np.float32:
+    """What scaling keeps of each row of ``idx`` (keepdims): its mean on offset (the offset), else 0."""
+    return rows[idx].mean(axis=1, keepdims=True, dtype=np.float64).astype(F32) if dist == "offset" else F32(0)
+
+
+def _scale_rows(rows: np.ndarray, idx: np.ndarray, s: np.ndarray, dist: str,
+                base: np.ndarray | np.float32 | None = None) -> None:
+    """The rows of ``idx`` times ``s`` (one factor per row); on offset their deviation, the offset kept."""
+    if dist == "offset":
+        base = _row_base(rows, idx, dist) if base is None else base
         rows[idx] = base + (rows[idx] - base) * s
     else:
         rows[idx] *= s
@@ -195,36 +205,31 @@ def _four_columns(rng: np.random.Generator, n: int, L: int) -> np.ndarray:
 
 
 def _scattered_columns(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each row of ``idx``: 1-4 random columns anywhere in the row, as (row index, column, the row's
-    value there now) per chosen cell."""
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``idx``: 1-4 random columns anywhere in the row, as (position in ``idx``, column) per
+    chosen cell."""
     L = rows.shape[1]
     if idx.size == 0 or L < 2:
-        return idx[:0], idx[:0], rows[:0, 0]
+        return idx[:0], idx[:0]
     k = rng.integers(1, 5, idx.size)
     cols = _four_columns(rng, idx.size, L)
     take = np.arange(4)[None, :] < k[:, None]
-    r, c = np.broadcast_to(idx[:, None], cols.shape)[take], cols[take]
-    return r, c, rows[r, c].copy()
+    return np.broadcast_to(np.arange(idx.size)[:, None], cols.shape)[take], cols[take]
 
 
 def _outliers(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
     """The row scaled down by s (log-uniform over the distribution's scale range below 1) except at 1-4
     scattered columns, which keep their plain values pushed 2 further from zero (from the row's offset on
     offset), so that they are large whatever was drawn there."""
-    r, c, keep = _scattered_columns(rng, rows, idx)
-    base = rows[r].mean(axis=1, dtype=np.float64).astype(F32) if dist == "offset" else F32(0)
-    dev = keep - base
-    keep = base + dev + np.where(dev < 0, F32(-2), F32(2))
+    pos, c = _scattered_columns(rng, rows, idx)
+    base = _row_base(rows, idx, dist)
+    cell_base = base[pos, 0] if dist == "offset" else base
+    dev = rows[idx[pos], c] - cell_base
+    keep = cell_base + dev + np.where(dev < 0, F32(-2), F32(2))
     lo = lim.scale[0]
     hi = max(lo, min(lim.scale[1], 0.0))
-    s = (10.0 ** rng.uniform(lo, hi, (idx.size, 1))).astype(F32)
-    if dist == "offset":  # scale the deviation, keep the offset
-        base = rows[idx].mean(axis=1, keepdims=True, dtype=np.float64).astype(F32)
-        rows[idx] = base + (rows[idx] - base) * s
-    else:
-        rows[idx] *= s
-    rows[r, c] = keep
+    _scale_rows(rows, idx, (10.0 ** rng.uniform(lo, hi, (idx.size, 1))).astype(F32), dist, base)
+    rows[idx[pos], c] = keep
 
 
 def _sparse(rng: np.random.Generator, rows: np.ndarray, idx: np.ndarray, lim: Limits, dist: str) -> None:
