@@ -81,8 +81,9 @@ def _dists_list(ds: list[str]) -> str:
     return ", ".join(ds)
 
 
-def check_file(path: Path) -> tuple[Task | None, list[Line]]:
-    """Load a task file the way ``--tasks`` does (its code in a confined worker) and check it."""
+def check_file(path: Path, timeout_s: float = CHECK_TIMEOUT_S) -> tuple[Task | None, list[Line]]:
+    """Load a task file the way ``--tasks`` does (its code in a confined worker) and check it; each step that
+    runs the task's code waits at most ``timeout_s``."""
     from kbench.usertasks import load_file
 
     try:
@@ -91,41 +92,41 @@ def check_file(path: Path) -> tuple[Task | None, list[Line]]:
         return None, [Line("load", "fail", str(e))]
     loaded = Line("load", "ok", f"{task.name} (level {task.level}): inputs "
                                 f"{', '.join(f'{k} {v}' for k, v in task.inputs.items())}, output {task.out_shape}")
-    return task, [loaded] + check_task(task)
+    return task, [loaded] + check_task(task, timeout_s=timeout_s)
 
 
-def check_task(task: Task, grader: Grader | None = None) -> list[Line]:
+def check_task(task: Task, grader: Grader | None = None, timeout_s: float = CHECK_TIMEOUT_S) -> list[Line]:
     """Every check but loading, for a task already loaded."""
     mode = mode_for(task, HARDENED)
     graded = set(mode.dists)
-    lines = [_gate(task)]
+    lines = [_gate(task, timeout_s)]
     g = grader or Grader()
     try:
-        return lines + _run(task, g, mode, graded)
+        return lines + _run(task, g, mode, graded, timeout_s)
     finally:
         if grader is None:
             g.close()
 
 
-def _run(task: Task, g: Grader, mode: Any, graded: set[str]) -> list[Line]:
+def _run(task: Task, g: Grader, mode: Any, graded: set[str], timeout_s: float) -> list[Line]:
     lines: list[Line] = []
     plan = [(i, d, ("default", "random", "random")[i % 3], (-1, 0, 1)[i % 3]) for i, d in enumerate(ALL_DISTS)]
     try:
         lines += _params(task, g)
-        truths = g.references(task, plan, CHECK_TIMEOUT_S)
+        truths = g.references(task, plan, timeout_s)
     except (TaskFileError, RuntimeError, WorkerError) as e:
         return lines + [Line("reference", "fail", f"the reference does not run: {one_line(str(e))}")]
     lines += _finite(plan, truths, graded)
     lines += _informative(task, g, plan, truths, graded, mode.atol, mode.rtol)
-    lines.append(_deterministic(task, g, plan, truths, mode.atol, mode.rtol))
-    lines.append(_time(task, g, mode))
+    lines.append(_deterministic(task, g, plan, truths, mode.atol, mode.rtol, timeout_s))
+    lines.append(_time(task, g, mode, timeout_s))
     return lines
 
 
-def _gate(task: Task) -> Line:
+def _gate(task: Task, timeout_s: float) -> Line:
     w = Worker("candidate")
     try:
-        reply = w.call(P.Gate(task.ref_src), CHECK_TIMEOUT_S)
+        reply = w.call(P.Gate(task.ref_src), timeout_s)
     except WorkerError as e:
         return Line("gate", "fail", f"the static gate did not answer: {e}")
     finally:
@@ -245,11 +246,12 @@ def _informative(task: Task, g: Grader, plan: list, truths: list, graded: set[st
     return out_lines
 
 
-def _deterministic(task: Task, g: Grader, plan: list, truths: list, atol: float, rtol: float) -> Line:
+def _deterministic(task: Task, g: Grader, plan: list, truths: list, atol: float, rtol: float,
+                   timeout_s: float) -> Line:
     """The first two trials again, in fresh reference workers of a second grader with the same secret seed."""
     g2 = Grader(seed=g.seed)
     try:
-        again = g2.references(task, plan[:2], CHECK_TIMEOUT_S)
+        again = g2.references(task, plan[:2], timeout_s)
     except (RuntimeError, WorkerError, TaskFileError) as e:
         return Line("deterministic", "fail", f"the reference failed on a second run: {one_line(str(e))}")
     finally:
@@ -272,18 +274,18 @@ def _deterministic(task: Task, g: Grader, plan: list, truths: list, atol: float,
                                          "tolerance)")
 
 
-def _time(task: Task, g: Grader, mode: Any) -> Line:
+def _time(task: Task, g: Grader, mode: Any, timeout_s: float) -> Line:
     """Median of TIMED_CALLS calls of the reference in a stopped reference worker on the grader's core."""
     st = g.staging(task)
     w = Worker("reference", blas_threads=g.blas_threads, cpu=g.cpu, stopped=True)
     try:
-        prepare(w, task, st, CHECK_TIMEOUT_S, psets=(g.params(task, "default", -1)[0],))
+        prepare(w, task, st, timeout_s, psets=(g.params(task, "default", -1)[0],))
         x = g.inputs(task, 10_000, "normal")
         specs = st.stage(task, 3, x)
         req = P.Call(f"ref:{task.name}", g.params(task, "default", -1)[0], specs, "readonly", "pool")
         times = []
         for i in range(TIMED_CALLS + 1):
-            k = w.run(req, CHECK_TIMEOUT_S, ("<f4", task.out_shape))
+            k = w.run(req, timeout_s, ("<f4", task.out_shape))
             if k.output is None:
                 return Line("time", "fail", f"the reference failed: {P.error_of(k.reply, 'no output')}")
             if i:

@@ -111,8 +111,10 @@ def run(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         return _fail(f"two folders would be the same model ({', '.join(sorted(n for n in names if names.count(n) > 1))}); "
                      "name them with --model")
-    if args.timeout is not None and not 0 < args.timeout <= 86400:
-        return _fail("--timeout must be a number of seconds between 0 and 86400")
+    from kbench_cli.limits import timeout_problem
+
+    if (why := timeout_problem(args.timeout)) is not None:
+        return _fail(why)
     workers = args.workers if args.workers is not None else usable_cores()
     if not 1 <= workers <= max_workers():
         return _fail(f"--workers must be between 1 and {max_workers()} (4 × this machine's {usable_cores()} "

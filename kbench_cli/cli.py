@@ -120,7 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code if code is not None else 0
 
 
+def _ignore_zero_sizes() -> None:
+    """``COLUMNS=0`` (or ``LINES=0``) is how some shells and CI runners say "unknown"; rich would render every
+    table into zero columns, printing nothing. Unknown it is: the terminal's own size, or rich's default."""
+    import os
+
+    for name in ("COLUMNS", "LINES"):
+        if os.environ.get(name, "").strip() == "0":
+            del os.environ[name]
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    _ignore_zero_sizes()
     args = _parser().parse_args(argv)
     try:
         return _dispatch(args)
@@ -234,6 +245,8 @@ def _model_arg(value: str) -> "tuple[str, Path] | str":
     except OSError:  # NAME=DIR whose whole is no path at all (a name over 255 bytes): NAME=DIR it is
         name, _, rest = value.partition("=")
         folder = Path(rest)
+    if value.endswith("=") and not Path(value).is_dir():  # Path("") is ".": a folder nobody named
+        return f"--model {value}: no folder after '=' (give NAME=DIR)"
     return dir_problem(folder, f"--model {folder}") or model_name_problem(name, f"--model {value}") or (name, folder)
 
 
@@ -275,8 +288,10 @@ def _eval(args: argparse.Namespace) -> int:
     if args.dist:
         mode = mode.with_dists(tuple(dict.fromkeys(args.dist)))
     if args.timeout is not None:
-        if not 0 < args.timeout <= 86400:
-            return _fail("--timeout must be a number of seconds between 0 and 86400")
+        from kbench_cli.limits import timeout_problem
+
+        if (why := timeout_problem(args.timeout)) is not None:
+            return _fail(why)
         mode = dataclasses.replace(mode, timeout_s=args.timeout)
     from kbench.core.strict_json import dumps
     from kbench_cli.eval_output import StepPrinter

@@ -53,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
     for t in args.task or []:
         if t not in TASK:
             return _fail(f"unknown task {t!r}; {did_you_mean(t, TASK)}")
-    if args.timeout is not None and not 0 < args.timeout <= 86400:
-        return _fail("--timeout must be a number of seconds between 0 and 86400")
+    from kbench_cli.limits import timeout_problem
+
+    if (why := timeout_problem(args.timeout)) is not None:
+        return _fail(why)
     from kbench_cli.paths import dir_problem
 
     cands, skipped = mx.library_hacks(), []

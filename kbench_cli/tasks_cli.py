@@ -37,6 +37,11 @@ def configured(args: argparse.Namespace) -> tuple[list[Path], list[str], list[st
     """(task folders, task sets, problems) from the command line and the settings file."""
     s = _settings()
     problems = []
+    from kbench_tui import settings
+
+    unreadable = settings.problem()
+    if unreadable is not None:  # a warning, not a refusal: the command line alone still works
+        print(f"kbench: {_line(unreadable)}", file=sys.stderr)
     from kbench_cli.paths import dir_problem, is_dir
 
     dirs = [Path(d) for d in getattr(args, "tasks_main", []) + getattr(args, "tasks", [])]
@@ -91,12 +96,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                       "finite and informative outputs, determinism, the static gate")
     c.add_argument("file", help="a task file (NAME.py, or a folder with a task.py)")
     c.add_argument("--json", action="store_true", help="print one JSON object: the checks and the verdict")
+    c.add_argument("--timeout", type=float, metavar="S",
+                   help="wall-clock limit for each step that runs the task's code (default 120; 0 < S <= 86400)")
     t.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kbench_cli.limits import timeout_problem
     from kbench_cli.paths import exists_problem, is_dir
 
+    if (why := timeout_problem(args.timeout)) is not None:
+        print(f"kbench: error: {why}", file=sys.stderr)
+        return EXIT_USAGE
     path = Path(args.file)
     if is_dir(path):
         path = path / "task.py"
@@ -116,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from kbench import task_check
 
-    task, lines = task_check.check_file(path)
+    task, lines = task_check.check_file(path, args.timeout or task_check.CHECK_TIMEOUT_S)
     verdict = task_check.summary(lines)
     if args.json:
         from kbench.core.strict_json import dumps

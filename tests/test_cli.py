@@ -25,6 +25,9 @@ GOOD = str(Path(__file__).resolve().parent.parent / "kbench" / "tasksets" / "lec
     ["calibrate", "--repeats", "0"],
     ["list", "extra"],
     ["--candidates", "/no/such/dir"],
+    ["--model", "x="],  # a name and no folder: not the working folder by default
+    ["task", "check", GOOD, "--timeout", "0"],
+    ["task", "check", GOOD, "--timeout", "nan"],
     ["--bogus"],
     [],  # the explorer needs a terminal; tests have none
 ], ids=lambda a: " ".join(a) or "(no args, no terminal)")
@@ -422,3 +425,76 @@ def test_a_reference_that_cannot_finish_is_the_graders_failure_not_the_candidate
     assert p.returncode == 3, (p.stdout + p.stderr)[-800:]
     out = p.stdout + p.stderr
     assert "reference could not be computed" in out and "no verdict" in out and "Traceback" not in out
+
+
+# -- the 12-03 command-line audit's leftovers --
+
+HANGING_TASK = '''"""A task whose reference never returns."""
+
+LEVEL = 1
+INPUTS = {"x": (64, 64)}
+OUTPUT = (64, 64)
+FLOPS = BYTES = MIN_FLOPS = MIN_BYTES = 1.0
+
+
+def make_params(rng, randomize, draw):
+    return {}
+
+
+def forward(x, params, alloc):
+    """Spins."""
+    while True:
+        pass
+'''
+
+
+def test_task_check_timeout_bounds_a_hanging_reference(tmp_path):  # type: ignore[no-untyped-def]
+    import time
+
+    f = tmp_path / "hang_task.py"
+    f.write_text(HANGING_TASK)
+    t = time.monotonic()
+    p = _kbench("task", "check", str(f), "--timeout", "2")
+    took = time.monotonic() - t
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "timed out after 2 s" in p.stdout and "Traceback" not in p.stderr
+    assert took < 60, took  # not the 120 s default (generous: a loaded CI machine starts workers slowly)
+
+
+def test_an_unreadable_settings_file_is_said_once_and_kept(tmp_path):  # type: ignore[no-untyped-def]
+    data = tmp_path / "data"
+    data.mkdir()
+    broken = '{"tasks": ["/somewhere"],\n'
+    (data / "settings.json").write_text(broken)
+    p = _kbench("list", env={**os.environ, "KBENCH_DATA_DIR": str(data), "COLUMNS": "200"})
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("settings.json is not valid JSON (line 2") == 1, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    # the explorer remembers a theme by merging into the file: it must not replace one it could not read
+    r = subprocess.run([sys.executable, "-c", "from kbench_tui import settings; print(settings.save(theme='x'))"],
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "KBENCH_DATA_DIR": str(data)})
+    assert r.stdout.strip() == "False", r
+    assert (data / "settings.json").read_text() == broken
+
+
+def test_columns_zero_on_a_terminal_still_prints_the_list():  # type: ignore[no-untyped-def]
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "kbench_cli.cli", "list"], stdout=slave, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "0"})
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert p.wait(timeout=60) == 0, p.stderr.read() if p.stderr else ""
+    finally:
+        os.close(master)
+    assert b"L1_softmax" in out, out[:200]
