@@ -186,6 +186,11 @@ class MainScreen(Screen):
             self.call_after_refresh(self._show_pending_selection)
         self.refresh_bindings()
 
+    @property
+    def selection_pending(self) -> bool:
+        """True between a cursor move and the panes showing it (one refresh later)."""
+        return self._selection_pending
+
     def _show_pending_selection(self) -> None:
         self._selection_pending = False
         self.show_selection()

@@ -41,5 +41,17 @@ async def select(pilot, key: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()  # let the first paint's own cursor placement happen first
     tree = pilot.app.main_screen.query_one("#tree")
     tree.select_data(("cand", f"library:{key}"))
-    await pilot.pause()
+    await settled_selection(pilot)
     assert pilot.app.main_screen.selected()[1].key == key
+
+
+async def settled_selection(pilot, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the panes show the tree's selection: it is drawn after the next refresh
+    (``MainScreen.on_candidate_tree_selected``), which one pause does not always reach on a loaded machine."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    await pilot.pause()
+    while pilot.app.main_screen.selection_pending and loop.time() < end:
+        await asyncio.sleep(0.01)
+        await pilot.pause()
+    assert not pilot.app.main_screen.selection_pending, "the selection was not drawn in time"
