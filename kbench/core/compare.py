@@ -124,22 +124,28 @@ def row_squares(ref: np.ndarray, no_zeros: bool = False) -> tuple[np.ndarray, np
     return sq, count
 
 
-def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None,
-             squares: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """The absolute tolerance of every row (keepdims along the row axis): atol for an ordinary row, the
-    row's own scale for a small one (``SMALL_ROW_FACTOR * rtol * rms(ref_row)``), never above atol.
+def row_rms(ref: np.ndarray, axis: int | None = None,
+            squares: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Every row's RMS over its nonzero values (keepdims along the row axis, float64; a non-empty ``ref``).
     ``squares``: ``row_squares(ref)`` when the caller has it (float32 rows along the last axis)."""
     a = row_axis(ref.shape, axis)
-    if ref.size == 0:
-        return np.full((1,) * max(ref.ndim, 1), atol, ref.dtype if ref.dtype.kind == "f" else np.float32)
-    dt = ref.dtype if ref.dtype.kind == "f" else np.float32
     with np.errstate(all="ignore"):
         if a == ref.ndim - 1 and ref.dtype == np.float32:  # rows along the last axis: BLAS dots, in float32
             sq, count = squares if squares is not None else row_squares(ref)
-            m = np.sqrt(sq.astype(np.float64) / count).reshape(ref.shape[:-1] + (1,))
-        else:
-            n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)
-            m = np.sqrt(np.square(ref, dtype=np.float64).sum(axis=a, keepdims=True) / n)
+            return np.sqrt(sq.astype(np.float64) / count).reshape(ref.shape[:-1] + (1,))
+        n = np.maximum(np.count_nonzero(ref, axis=a, keepdims=True), 1)
+        return np.sqrt(np.square(ref, dtype=np.float64).sum(axis=a, keepdims=True) / n)
+
+
+def row_atol(ref: np.ndarray, atol: float, rtol: float, axis: int | None = None,
+             squares: tuple[np.ndarray, np.ndarray] | None = None, rms: np.ndarray | None = None) -> np.ndarray:
+    """The absolute tolerance of every row (keepdims along the row axis): atol for an ordinary row, the
+    row's own scale for a small one (``SMALL_ROW_FACTOR * rtol * rms(ref_row)``), never above atol.
+    ``squares`` or ``rms``: ``row_squares(ref)`` or ``row_rms(ref)`` when the caller has them."""
+    if ref.size == 0:
+        return np.full((1,) * max(ref.ndim, 1), atol, ref.dtype if ref.dtype.kind == "f" else np.float32)
+    dt = ref.dtype if ref.dtype.kind == "f" else np.float32
+    m = rms if rms is not None else row_rms(ref, axis, squares)
     return _atol_of_scale(m, atol, rtol).astype(dt)
 
 

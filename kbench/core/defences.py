@@ -101,7 +101,7 @@ BY_NAME: dict[str, Defence] = {d.name: d for d in DEFENCES}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 DERIVED: frozenset[str] = frozenset(d.name for d in DEFENCES if d.derived)
 #: Judging checks by the defence that owns them (every other check belongs to no defence: it is the task).
-_PROPERTY_CHECKS = ("nonnegative", "rows_sum_to_one", "normalised_rows", "within_range_of_v", "sign_of_scale")
+_PROPERTY_CHECKS = ("nonnegative", "rows_sum_to_one", "normalised_rows", "within_range_of_v", "sign_of_scale", "bias")
 RESCUE = "float64:"
 
 

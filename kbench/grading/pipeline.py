@@ -691,6 +691,11 @@ class HardenedRun(_Run):
         tp = self.mode.timing
         assert tp is not None and self.worker is not None
         pset_id, params = self.g.params(self.task, "default", -1)
+        # Every parameter set of the trial plan, staged in both workers: a check pair meets a distribution with a
+        # set its trial did not use (12-03 audit: the plan pairs each distribution with one set, so a kernel
+        # that dropped beta on non-negative inputs met beta = 0 alone, lognormal's trial having default params).
+        plan_sets = list(dict.fromkeys((kind, draw) for _, _, kind, draw in self.mode.trial_plan()))
+        psets = {kd: self.g.params(self.task, *kd) for kd in plan_sets}
         own = self.mode.has("own_reference")
         # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same core,
         # stopped between calls as the candidate is), not in the long-lived workers that computed the trial
@@ -699,7 +704,7 @@ class HardenedRun(_Run):
             if own:
                 self.twin = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu,
                                    stopped=True)
-                prepare(self.twin, self.task, self.st, self.remaining(), psets=(pset_id,))
+                prepare(self.twin, self.task, self.st, self.remaining(), psets=tuple(i for i, _ in psets.values()))
             ref_worker = self.twin if own else self.worker
             # The trials' slot: a timed call's inputs sit where a checked call's did, so their address tells nothing.
             slot = self.st.slot_views(self.task, TRIAL_SLOT)
@@ -711,6 +716,7 @@ class HardenedRun(_Run):
         fresh = self.mode.has("fresh_inputs")
         drawn = [False]
         slot_dist = ["normal"]  # the distribution the slot holds now
+        pair_params: list[tuple[str, dict]] = [(pset_id, params)]  # the set the pair's two calls take
 
         def next_input() -> tuple:
             if fresh or not drawn[0]:
@@ -719,15 +725,23 @@ class HardenedRun(_Run):
                 drawn[0] = True
             self.between_pairs(slot)
             after_gap[0] = True
+            pair_params[0] = (pset_id, params)
             return specs
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
-        # the explorer still times it, and its views without that distribution must not inherit the failure).
+        # the explorer still times it, and its views without that distribution must not inherit the failure),
+        # and on the timing distribution too when a parameter set never met it (the counted pairs take default).
         passed = {t.dist for t in self.trials if t.ok} - {t.dist for t in self.trials if not t.ok}
-        others = tuple(d for d in self.mode.dists if d != "normal" and d in passed)
+        met = {d: {(kind, draw) for _, dd, kind, draw in self.mode.trial_plan() if dd == d} for d in self.mode.dists}
+        met["normal"] = met.get("normal", set()) | {("default", -1)}  # what the counted pairs take
+        unmet = {d: [kd for kd in plan_sets if kd not in met[d]] for d in self.mode.dists}
+        others = tuple(d for d in self.mode.dists if d in passed and (d != "normal" or unmet[d]))
+        unmet = {d: unmet[d] or plan_sets for d in others}  # every set met already: any of them
 
-        # Each distribution once per round, in an order of this run's: every one is checked while timing.
+        # Each distribution once per round, in an order of this run's: every one is checked while timing; each
+        # with the parameter sets its trial did not use, in an order of this run's.
         rounds = itertools.cycle(self.rng.permutation(others).tolist())  # (no check pairs when others is empty)
+        sets_of = {d: itertools.cycle([unmet[d][int(j)] for j in self.rng.permutation(len(unmet[d]))]) for d in others}
 
         def check_input() -> tuple:
             slot_dist[0] = next(rounds)
@@ -735,6 +749,7 @@ class HardenedRun(_Run):
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
             self.between_pairs(slot)
             after_gap[0] = True
+            pair_params[0] = psets[next(sets_of[slot_dist[0]])]
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
@@ -754,7 +769,7 @@ class HardenedRun(_Run):
             return cost.seconds(k.wall_ns, k.cpu_ns)
 
         def ref_call(s: tuple) -> TimedCall:
-            req = P.Call(f"ref:{self.task.name}", pset_id, s, "readonly", "pool")
+            req = P.Call(f"ref:{self.task.name}", pair_params[0][0], s, "readonly", "pool")
             try:
                 k = ref_worker.run(req, self.remaining(), ("<f4", self.task.out_shape), buffers["ref"])
             except WorkerError as e:
@@ -765,7 +780,7 @@ class HardenedRun(_Run):
 
         def cand_call(s: tuple) -> TimedCall:
             after_gap[0] = False
-            k = self.call_candidate(s, pset_id, buffers["cand"], stale=buffers["ref"], same_objects=not fresh)
+            k = self.call_candidate(s, pair_params[0][0], buffers["cand"], stale=buffers["ref"], same_objects=not fresh)
             self.fail_on(k.reply, "timing", "while timing: ")
             self.check_threads("timing", "after a timed call")
             reply = k.reply
@@ -775,13 +790,16 @@ class HardenedRun(_Run):
             out = k.output if k.output is not None else self._read_any(reply).output
             return TimedCall(seconds(k, "cand"), out)  # type: ignore[arg-type]
 
-        def check_timed(out: np.ndarray, ref: np.ndarray, n: int) -> None:
+        def check_timed(out: np.ndarray, ref: np.ndarray, which: str) -> None:
             if defences.TIMED in self.breaches:
                 return  # closeness already failed on a timed output: every view with check_timed on says wrong
-            c = self.compare(out, ref, {k: v for k, v in slot.items()}, params, timed_dist=slot_dist[0])
+            c = self.compare(out, ref, {k: v for k, v in slot.items()}, pair_params[0][1], timed_dist=slot_dist[0])
             if not c.ok:
                 key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
-                msg = f"timed call {n} returned a wrong output ({c.message}); correct only while being checked"
+                if which.startswith("check"):  # a pair on another distribution, perhaps with another parameter set
+                    kind = pair_params[0][0].rsplit(":", 2)
+                    which += f" ({slot_dist[0]} inputs, {'default' if kind[1] == 'default' else 'random'} parameters)"
+                msg = f"{which} returned a wrong output ({c.message}); correct only while being checked"
                 if key not in self.breaches:
                     self.emit("timing", msg, False)
                 self.breach(key, msg)

@@ -57,7 +57,9 @@ class CallCost:
     empty call. Memory-bound kernels of 0.5-3 ms measured closest to an independent clock at the full in-place
     cost (gelu cube_by_mult, diag_matmul row_scale), so the ramp is short; under it a sub-millisecond kernel is
     charged less than it pays and reads slow (that matvec: ~60x), the safe side. The charge rises more slowly
-    than the wall, so a candidate cannot lower its time by lengthening its calls."""
+    than the wall, so a candidate cannot lower its time by lengthening its calls. A leaner request loop does
+    lower it: native code that answers through a loop of its own pays less than the twin's loop costs, and reads
+    fast (README, Threat model: open)."""
 
     def __init__(self, before: tuple[int, int]) -> None:
         self.before = before
@@ -108,7 +110,7 @@ CHECK_SHARE = 0.25
 
 def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], TimedCall],
             cand_call: Callable[[Any], TimedCall], next_input: Callable[[], Any],
-            check_timed: Callable[[np.ndarray, np.ndarray, int], None] | None, budget_s: float,
+            check_timed: Callable[[np.ndarray, np.ndarray, str], None] | None, budget_s: float,
             rng: np.random.Generator, emit: Emit, check_cancel: Callable[[], None], now: Callable[[], float],
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
             floor: bool = True, on_implausible: Callable[[str], None] | None = None,
@@ -137,8 +139,12 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         c = cand_call(x)
         return ref_call(x), c
 
-    for _ in range(policy.warmup):
-        pair(next_input(), True)
+    for k in range(policy.warmup):
+        r, c = pair(next_input(), True)
+        # judged too (12-03 audit: zeros on the 6th and 7th calls, the warm-up's, passed "every timed output
+        # checked"): not timed, but a call the candidate cannot tell from a timed one is a call that must be right
+        if check_timed is not None:
+            check_timed(c.output, r.output, f"warm-up call {k + 1}")
     ref_t: list[float] = []
     cand_t: list[float] = []
     checked = 0
@@ -166,7 +172,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
             # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
             r, c = pair(check_input(), next(orders))
-            check_timed(c.output, r.output, len(cand_t) + 1)
+            check_timed(c.output, r.output, f"check call {checked + 1}")
             checked += 1
             kernel_extra += r.seconds + c.seconds
             continue
@@ -176,7 +182,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         # Every timed output is judged (between pairs, never beside a timed call): with a secret sample, a
         # kernel skipping the work on half its calls escaped a quarter-share check 0.75^10 = 6 % of the time.
         if check_timed is not None:
-            check_timed(c.output, r.output, len(cand_t))
+            check_timed(c.output, r.output, f"timed call {len(cand_t)}")
             checked += 1
         if len(cand_t) % 5 == 0:
             emit(f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
