@@ -173,3 +173,28 @@ def test_candidate_text_is_made_harmless():
     reply = P.decode(raw, P.Called)
     assert isinstance(reply, P.Failure)
     assert reply.error.isprintable() and "\\x1b[2J" in reply.error and "\\u202e" in reply.error
+
+
+def test_a_client_gone_mid_request_leaves_the_fork_server_running():
+    """Ctrl-C in a grading process while it asks the fork server for a worker: the fork server's loop
+    (Python 3.11) died of the EOFError with a traceback on the terminal; now it skips that client."""
+    import socket
+    import time
+    from multiprocessing import forkserver
+
+    from kbench.sandbox import protocol as P
+    from kbench.sandbox import server
+
+    server._context()
+    pid, address = forkserver._forkserver._forkserver_pid, forkserver._forkserver._forkserver_address
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(address)
+    s.close()  # gone before sending the file descriptors a fork request carries
+    time.sleep(0.5)
+    assert server._fork_server_alive(pid)
+    w = server.Worker("candidate")
+    try:
+        assert isinstance(w.call(P.Ping(), 30), P.Pong)
+    finally:
+        w.close()
+    assert forkserver._forkserver._forkserver_pid == pid  # the same fork server made it

@@ -11,6 +11,8 @@
   and copying again every page both touch). Elsewhere the warden makes the pid namespace, as before.
 - The pages of the libraries it has mapped, locked in memory (``confine.pin_library_pages``): always cached,
   so a worker's first load from one says nothing about what other processes ran (S20).
+- A client that leaves mid-request (Ctrl-C in a grading process) is skipped, not fatal: the loop of
+  Python 3.11 died of it with a traceback on the terminal's stderr.
 - The garbage collector's view of what is already loaded: ``gc.freeze()`` moves every object the fork
   server holds (numpy, kbench, the preloaded modules) out of the collector's reach. A collection in a forked
   warden or worker would otherwise visit them all and write to their headers, copying every page that holds
@@ -22,10 +24,11 @@ Imported anywhere else (the variable is set only in the fork server's environmen
 from __future__ import annotations
 
 import ctypes
+import errno
 import gc
 import os
 import types
-from multiprocessing import forkserver
+from multiprocessing import forkserver, reduction
 from typing import Any, Callable
 
 from kbench.sandbox import confine
@@ -90,7 +93,28 @@ def _fork_into_pid_namespaces() -> None:
     forkserver.os = _OsForkingIntoPidNamespaces(fork)  # type: ignore[attr-defined]
 
 
+class _ReductionForgivingVanishedClients(types.ModuleType):
+    """``multiprocessing.reduction`` as the fork server's loop sees it, but for ``recvfds``: a client gone
+    mid-request (a grading process interrupted by Ctrl-C while it asked for a worker) is ECONNABORTED, which
+    the loop skips, not an EOFError that ends the fork server with a traceback on the terminal (Python 3.11's
+    loop catches only the former)."""
+
+    def __init__(self) -> None:
+        super().__init__("reduction")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(reduction, name)
+
+    @staticmethod
+    def recvfds(sock: Any, size: int) -> list[int]:
+        try:
+            return reduction.recvfds(sock, size)
+        except EOFError:
+            raise OSError(errno.ECONNABORTED, "the client left before sending its request") from None
+
+
 if _base:
+    forkserver.reduction = _ReductionForgivingVanishedClients()  # type: ignore[attr-defined]
     confine.prepare_view(_base)
     _fork_into_pid_namespaces()
     try:
