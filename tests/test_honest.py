@@ -52,6 +52,8 @@ CASES: list[tuple[str, str]] = [
     # the second break audit (12-02): honest float32 in another summation order
     ("attention_split_d.py", "L3_attention"),
     ("gemm_relu_blocked_fused.py", "L2_gemm_relu_scale"),
+    # the third break audit (12-03): float64 moments, judged on edge too (test below)
+    ("float64_layernorm_edge.py", "L1_layernorm"),
 ]
 
 
@@ -129,3 +131,11 @@ def test_the_second_audits_false_rejects_stay_correct_on_the_seeds_that_showed_t
             assert r.status == "correct" and not failed, f"seed {seed}: {r.status}, failed on offset: {failed}"
         finally:
             g.close()
+
+
+def test_float64_layer_norm_is_correct_on_edge_inputs(grader):
+    """Edge's constant rows: the answer is beta, the float32 reference's rows rounding noise (H28)."""
+    mode = dataclasses.replace(HARDENED, timing=None).with_dists(("normal", "edge"))
+    r = kbench.evaluate("L1_layernorm", _src("float64_layernorm_edge.py"), mode, "float64_layernorm_edge.py",
+                        grader=grader)
+    assert r.status == "correct", f"{r.status}: {r.msg}"
