@@ -88,9 +88,10 @@ DEFENCES: tuple[Defence, ...] = (
             "core/judging.py (centred checks)", "centred along axis N: ...",
             ("shortcut:attention_mean_v_offset", "shortcut:gemm_rank1_columns"), True),
     Defence("property_checks", "property checks",
-            "outputs close in places but breaking the task's math (softmax rows not summing to 1, ...)",
-            "core/judging.py (PROPERTIES)", "rows_sum_to_one / normalised_rows / within_range_of_v / ...",
-            ("shortcut:softmax_drop_mass",), True),
+            "outputs close in places but breaking the task's math (softmax rows not summing to 1, ...), and "
+            "answers scaled by a factor inside rtol (bias)",
+            "core/judging.py (PROPERTIES, bias)", "rows_sum_to_one / normalised_rows / within_range_of_v / bias / ...",
+            ("shortcut:softmax_drop_mass", "shortcut:gelu_scaled_inside_rtol"), True),
     Defence("float64_recheck", "float64 second opinion",
             "nothing: it forgives honest float32 rounding (off, an honest kernel summing in another order can fail)",
             "core/judging.py (second opinion)", "(a tolerance failure forgiven)", ("library:L3_mlp_block/fused_gate_up",),
