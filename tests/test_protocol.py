@@ -198,3 +198,23 @@ def test_a_client_gone_mid_request_leaves_the_fork_server_running():
     finally:
         w.close()
     assert forkserver._forkserver._forkserver_pid == pid  # the same fork server made it
+
+
+def test_a_child_whose_client_left_before_its_start_up_data_exits_quietly():
+    """Ctrl-C one step later: the fork server has forked the child and the grading process dies before sending
+    the child's preparation data. The child printed an EOFError traceback on the terminal; now it exits."""
+    script = textwrap.dedent("""
+        import os, time
+        from multiprocessing import forkserver
+        from kbench.sandbox import server
+        server._context()
+        fs = forkserver._forkserver
+        parent_r, parent_w = fs.connect_to_new_process([])
+        forkserver.read_signed(parent_r)  # the child's pid: it is running
+        os.close(parent_w)  # gone before sending its preparation data
+        time.sleep(1.0)
+        print("alive" if server._fork_server_alive(fs._forkserver_pid) else "dead")
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "alive", (p.stdout, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and "EOFError" not in p.stderr, p.stderr[-2000:]

@@ -12,7 +12,8 @@
 - The pages of the libraries it has mapped, locked in memory (``confine.pin_library_pages``): always cached,
   so a worker's first load from one says nothing about what other processes ran (S20).
 - A client that leaves mid-request (Ctrl-C in a grading process) is skipped, not fatal: the loop of
-  Python 3.11 died of it with a traceback on the terminal's stderr.
+  Python 3.11 died of it with a traceback on the terminal's stderr; a child whose client left before sending
+  its start-up data exits quietly.
 - The garbage collector's view of what is already loaded: ``gc.freeze()`` moves every object the fork
   server holds (numpy, kbench, the preloaded modules) out of the collector's reach. A collection in a forked
   warden or worker would otherwise visit them all and write to their headers, copying every page that holds
@@ -28,7 +29,7 @@ import errno
 import gc
 import os
 import types
-from multiprocessing import forkserver, reduction
+from multiprocessing import forkserver, reduction, spawn
 from typing import Any, Callable
 
 from kbench.sandbox import confine
@@ -113,8 +114,28 @@ class _ReductionForgivingVanishedClients(types.ModuleType):
             raise OSError(errno.ECONNABORTED, "the client left before sending its request") from None
 
 
+class _SpawnForgivingVanishedClients(types.ModuleType):
+    """``multiprocessing.spawn`` as the fork server's children see it, but for ``_main``: a child whose client
+    left before sending what the child needs to start (its preparation data) ends with exit code 1 and says
+    nothing, instead of printing the EOFError's traceback on the terminal (the same Ctrl-C, one step later)."""
+
+    def __init__(self) -> None:
+        super().__init__("spawn")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(spawn, name)
+
+    @staticmethod
+    def _main(fd: int, parent_sentinel: int) -> int:
+        try:
+            return spawn._main(fd, parent_sentinel)
+        except EOFError:  # only the preparation data's read raises it here: the process's own work is run,
+            return 1      # and its exceptions reported, inside (BaseProcess._bootstrap)
+
+
 if _base:
     forkserver.reduction = _ReductionForgivingVanishedClients()  # type: ignore[attr-defined]
+    forkserver.spawn = _SpawnForgivingVanishedClients()  # type: ignore[attr-defined]
     confine.prepare_view(_base)
     _fork_into_pid_namespaces()
     try:
