@@ -132,9 +132,9 @@ def _ignore_zero_sizes() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     _ignore_zero_sizes()
-    args = _parser().parse_args(argv)
     try:
-        return _dispatch(args)
+        # the parser imports kbench (half a second): a Ctrl-C then is an interruption like any other
+        return _dispatch(_parser().parse_args(argv))
     except KeyboardInterrupt:
         print("kbench: interrupted", file=sys.stderr)
         return 130

@@ -85,6 +85,22 @@ def died(job: Job, why: str) -> NotGraded:
     return NotGraded(job.sample.task, job.sample.name, job.mode.name, job.mode.dists, "runtime_error", why)
 
 
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread while grading processes are spawned: they inherit the blocked mask, so a
+    Ctrl-C reaching the whole process group never interrupts one half-started (its KeyboardInterrupt printed
+    a traceback from multiprocessing's start-up code); this process gets its Ctrl-C when the block ends, and
+    ends them (``close``)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class LocalPool:
     """``workers`` grading processes on this machine sharing the timing lane in ``lock_dir``."""
 
@@ -106,7 +122,7 @@ class LocalPool:
         pending = list(jobs)
         while pending:
             pool = self._start()
-            with no_main_module():  # pool processes are spawned on submit
+            with no_main_module(), interrupts_held():  # pool processes are spawned on submit
                 futures = {pool.submit(grade_here, j): j for j in pending}
             pending = []
             broken = False
