@@ -434,8 +434,12 @@ def test_ctrl_c_at_any_moment_of_the_start_is_one_line(data_dir: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGINT)
         err = proc.communicate(timeout=60)[1]
-        # 130, or dying of the SIGINT after saying so (-2: seen under pytest only, in about one run of three, at
-        # 0.15-0.4 s, on the code before this test too; a shell reports both as 130)
-        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err[-1500:])
         assert "Traceback" not in err, (delay, err[-1500:])
-        assert proc.returncode == 0 or "kbench: interrupted" in err, (delay, err[-1500:])
+        # The run may end before the Ctrl-C: the earlier runs stored most samples in the same data folder (and a
+        # finished toy run exits 1, for its sample that is not UTF-8). Otherwise 130, or dying of the SIGINT after
+        # saying so (-2: seen under pytest only, in about one run of three, at 0.15-0.4 s; a shell reports 130).
+        if "see `kbench scores`" in err and "kbench: interrupted" not in err:
+            assert proc.returncode in (0, 1), (delay, proc.returncode, err[-1500:])
+        else:
+            assert proc.returncode in (130, -signal.SIGINT), (delay, proc.returncode, err[-1500:])
+            assert "kbench: interrupted" in err, (delay, err[-1500:])

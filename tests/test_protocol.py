@@ -31,6 +31,55 @@ def test_a_reply_round_trips():
     assert P.decode(P.encode(hello), P.Hello) == hello
 
 
+def test_a_prepared_calls_reply_says_only_where_the_output_is_and_the_workers_counts():
+    """The fixed-size reply of a prepared call: dtype and shape come from the grader's own record of what it
+    prepared, never from the worker; its counts are checked as a JSON reply's are; outside a prepared call (or
+    of another size) it is not a reply at all."""
+    prep = P.Prepare(3, P.Call("cand", "p", ()), "<f4", (2, 3))
+    raw = P.encode_fast_called(1 << 40, 9, 64, 1000, 2000)
+    assert len(raw) == P.FAST_CALLED.size
+    assert P.decode_reply(raw, P.Called, prep) == P.Called("numpy.ndarray", 1 << 40, "<f4", (2, 3), 9, 64, 1000, 2000)
+    with pytest.raises(P.ProtocolError):
+        P.decode_reply(P.FAST_CALLED.pack(P.FAST_CALLED_TAG, 4096, -5, 0, 0, 0), P.Called, prep)
+    for bad in (raw + b"x", raw[:-1]):
+        with pytest.raises(P.ProtocolError):
+            P.decode_reply(bad, P.Called, prep)
+    with pytest.raises(P.ProtocolError):
+        P.decode_reply(raw, P.Called, None)  # an unprepared call's reply is JSON
+    json_reply = P.Called("numpy.ndarray", 4096, "<f8", (5,), 1, 0, 7, 8)
+    assert P.decode_reply(P.encode(json_reply), P.Called, prep) == json_reply  # another output: said in full
+    assert P.fast_call_frame(3)[4:] == P.FAST_CALL.pack(P.FAST_TAG, 3) and P.fast_call_frame(3)[4:5] != b"\x80"
+
+
+def test_prepared_calls_take_a_few_bytes_and_are_forgotten_with_their_arena():
+    """A timed call is prepared once (``P.Prepare``) and then sent as a frame of a few bytes; a new inputs arena
+    forgets every prepared call on both sides, and the next call is prepared again under a new number (a frame
+    can only ever mean the call it was prepared for)."""
+    from tests.sandbox_probe import ready
+
+    with Worker("candidate") as w:
+        arena, spec = ready(w, "def forward(x, params, alloc):\n    return x['x'] * 2\n")
+        call, expect = P.Call("cand", "p", spec), ("<f4", (16,))
+        for _ in range(2):
+            k = w.run(call, 10.0, expect)
+            assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * 2)
+            assert isinstance(k.reply, P.Called) and 0 < k.reply.recv_ns <= k.reply.sent_ns
+        (prep, frame), = [v for v in w._prepared.values() if v is not None]
+        assert prep.slot == 0 and len(frame) == 4 + P.FAST_CALL.size
+        arena.view("<f4", (16,), 0)[:] = 1.0
+        assert isinstance(w.call(P.MapArena("inputs", arena.size), 10.0, fd=arena.fd), P.Mapped)
+        assert isinstance(w.call(P.SetParams("p", (), {}), 10.0), P.ParamsKept)
+        assert not w._prepared
+        k = w.run(call, 10.0, expect)
+        assert np.array_equal(k.output, np.full(16, 2.0, np.float32))
+        assert [v[0].slot for v in w._prepared.values() if v is not None] == [1]
+        # a frame the worker does not keep is refused in words, never taken for another call
+        w._prepared[(call, "<f4", (16,))] = (P.Prepare(7, call, "<f4", (16,)), P.fast_call_frame(7))
+        k = w.run(call, 10.0, expect)
+        assert isinstance(k.reply, P.Failure) and "prepared call" in k.reply.error
+        arena.close()
+
+
 def test_every_reply_field_is_declared_with_a_wire_type():
     import dataclasses
 
@@ -114,6 +163,8 @@ _ATTACKS = {
                                            '"out_type": "numpy.ndarray", "out_addr": 4096, "out_dtype": "<f4", '
                                            '"out_shape": [16], "kernel_ns": 1, "alloc_used": 0}).encode()))',
     "stalls after half a length": 'os.write(s, b"\\x00\\x00")',
+    "answers a prepared call with a negative count": 'os.write(s, _frame(struct.pack("<2s5q", b"\\x00C", 4096, '
+                                                     '-1, 0, 0, 0)))',
 }
 
 
@@ -127,7 +178,7 @@ def test_hostile_replies_end_as_worker_errors(attack):
 
     with Worker("candidate") as w:
         arena, spec = ready(w, _hostile(_ATTACKS[attack]))
-        expect = ("<f4", (16,)) if "not mapped" in attack else ("<f4", (2**31, 2**31, 4))
+        expect = ("<f4", (16,)) if "not mapped" in attack or "prepared" in attack else ("<f4", (2**31, 2**31, 4))
         with pytest.raises(WorkerError) as e:
             w.run(P.Call("cand", "p", spec), 3.0, expect)
         assert e.value.kind == ("timeout" if "stalls" in attack else "protocol"), e.value

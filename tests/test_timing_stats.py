@@ -263,6 +263,29 @@ def test_a_calls_cost_is_measured_in_place_and_subtracted_from_both_clocks():
     assert contended.beyond() == (300_000, 80_000)  # the CPU cost never drops below the empty calls'
 
 
+def test_the_candidate_is_refunded_only_the_floor_outside_the_workers_loop():
+    """Third 12-03 audit: native code answering through a loop leaner than kbench's read a 0.25 ms kernel
+    1.46-1.70x for 1.0x, because each call was refunded the twin's whole loop. The candidate's arm is refunded
+    only the floor (the twin's wall and CPU less the time its worker held the request), so a loop that costs
+    nothing gains nothing beyond it, and kbench's own loop is the candidate's to pay."""
+    from kbench.timing.interleaved import CallCost
+
+    cost = CallCost((300_000, 250_000), (200_000, 150_000))
+    for _ in range(5):  # the twin: 5 ms kernels, 0.40 ms beyond them, of which 0.06 ms inside its loop
+        cost.add(5_400_000, 5_300_000, 5_000_000, 5_060_000)
+    assert cost.beyond() == (400_000, 300_000)
+    assert cost.beyond(floor=True) == (340_000, 240_000)
+    lean = 5_000_000 + 340_000  # the same kernel behind a loop that costs nothing: the floor and the kernel
+    assert cost.seconds(lean, lean - 100_000, floor=True) == 5_000_000 / 1e9  # exactly its kernel: no gain
+    assert cost.seconds(lean, lean - 100_000) < 4_950_000 / 1e9  # refunded the whole loop, it read fast
+    honest = 5_400_000  # the same kernel in kbench's loop pays that loop, 60 us
+    assert cost.seconds(honest, 5_300_000, floor=True) == 5_060_000 / 1e9
+    assert CallCost((300_000, 250_000)).beyond(floor=True) == (0, 0)  # nothing known: nothing refunded
+    walls = range(200_000, 20_000_000, 97_000)
+    times = [cost.seconds(w, w // 2, floor=True) for w in walls]
+    assert all(b >= a for a, b in zip(times, times[1:]))  # no length of call buys a shorter time
+
+
 def test_a_short_call_is_charged_what_short_calls_cost_not_the_long_references():
     """A short call does not pay a long reference call's cost (12-03 audit: a 0.12 ms candidate charged a 12 ms
     GEMM's cost read 150-520x for 92x): the charge ramps from the empty calls' cost to the in-place cost over

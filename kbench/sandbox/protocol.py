@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 from dataclasses import dataclass, fields
 from typing import Any, Annotated, get_type_hints
 
@@ -221,6 +222,19 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """Keep ``call`` as prepared call number ``slot``: from then on the grader sends it as a frame of a few
+    bytes (``fast_call_frame``), and the worker answers an output of ``out_dtype`` and ``out_shape`` with a
+    fixed-size reply (``encode_fast_called``). Nothing is pickled or encoded as JSON inside a timed call, so
+    kbench's own loop costs little beyond the system calls any loop pays (see ``timing.interleaved.CallCost``).
+    A new inputs arena forgets every prepared call, on both sides."""
+    slot: int
+    call: Call
+    out_dtype: str
+    out_shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Ping:
     """An empty call: the round trip's own cost, for calibrating the grader's clock."""
 
@@ -256,7 +270,7 @@ class Exit:
     """Stop the worker."""
 
 
-Request = MapArena | Gate | Load | SetParams | Call | Ping | ReadStdout | NaiveTrial | NaiveTime | Exit
+Request = MapArena | Gate | Load | SetParams | Call | Prepare | Ping | ReadStdout | NaiveTrial | NaiveTime | Exit
 
 
 # ------------------------------------------------------------------------------------------ replies
@@ -317,6 +331,8 @@ class Called:
     out_shape: Annotated[tuple[int, ...], Shape()] = ()
     kernel_ns: Annotated[int, Count()] = 0
     alloc_used: Annotated[int, Count()] = 0
+    recv_ns: Annotated[int, Count()] = 0  # the worker's monotonic clock when the request had arrived ...
+    sent_ns: Annotated[int, Count()] = 0  # ... and just before the reply left (trusted from the reference's twin only)
 
     @property
     def nbytes(self) -> int:
@@ -325,6 +341,11 @@ class Called:
 
 @dataclass(frozen=True)
 class Pong:
+    pass
+
+
+@dataclass(frozen=True)
+class Prepared:
     pass
 
 
@@ -351,16 +372,16 @@ class Printed:
     total: Annotated[int, Count()] = 0  # characters printed in all
 
 
-Reply = (Started | Hello | Failure | Mapped | GateVerdict | Loaded | ParamsKept | Called | Pong | NaiveTrialDone
-         | NaiveTimes | Printed)
+Reply = (Started | Hello | Failure | Mapped | GateVerdict | Loaded | ParamsKept | Called | Pong | Prepared
+         | NaiveTrialDone | NaiveTimes | Printed)
 
 #: The reply each request expects (a ``Failure`` is always possible).
 EXPECTED: dict[type, type] = {MapArena: Mapped, Gate: GateVerdict, Load: Loaded, SetParams: ParamsKept,
-                              Call: Called, Ping: Pong, ReadStdout: Printed, NaiveTrial: NaiveTrialDone,
+                              Call: Called, Prepare: Prepared, Ping: Pong, ReadStdout: Printed, NaiveTrial: NaiveTrialDone,
                               NaiveTime: NaiveTimes}
 
 _REPLIES: tuple[type, ...] = (Started, Hello, Failure, Mapped, GateVerdict, Loaded, ParamsKept, Called, Pong,
-                              NaiveTrialDone, NaiveTimes, Printed)
+                              Prepared, NaiveTrialDone, NaiveTimes, Printed)
 #: Each reply's fields with their wire types, read once from the declarations above.
 _WIRE: dict[str, tuple[type, tuple[tuple[str, Wire], ...]]] = {
     t.__name__: (t, tuple((f.name, get_type_hints(t, include_extras=True)[f.name].__metadata__[0])
@@ -412,6 +433,39 @@ def decode(raw: bytes, expected: type) -> Reply:
         raise
     except Exception:  # noqa: BLE001 - anything else off in any field
         raise ProtocolError(f"the worker sent a malformed {kind.__name__} reply") from None
+
+
+# ------------------------------------------------------------------------------------------ prepared calls
+
+#: A prepared call's request: the tag (a pickle never starts with a zero byte) and the slot's number.
+FAST_CALL = struct.Struct("<cI")
+FAST_TAG = b"\x00"
+#: Its reply when the output is an array of the prepared dtype and shape: the tag, then the output's address,
+#: the kernel's nanoseconds, the alloc pool's bytes used, and the worker's ``recv_ns`` and ``sent_ns``.
+FAST_CALLED = struct.Struct("<2s5q")
+FAST_CALLED_TAG = b"\x00C"
+
+
+def fast_call_frame(slot: int) -> bytes:
+    """The whole frame (length, then body) of prepared call ``slot``."""
+    return struct.pack("!i", FAST_CALL.size) + FAST_CALL.pack(FAST_TAG, slot)
+
+
+def encode_fast_called(out_addr: int, kernel_ns: int, alloc_used: int, recv_ns: int, sent_ns: int) -> bytes:
+    return FAST_CALLED.pack(FAST_CALLED_TAG, out_addr, kernel_ns, alloc_used, recv_ns, sent_ns)
+
+
+def decode_reply(raw: bytes, expected: type, prepared: Prepare | None = None) -> Reply:
+    """``decode``, and for a prepared call its fixed-size reply too (dtype and shape are the grader's own record:
+    the reply says only where the output is and the worker's counts, each checked as ``Count`` checks them)."""
+    if prepared is None or len(raw) != FAST_CALLED.size or raw[:2] != FAST_CALLED_TAG:
+        return decode(raw, expected)
+    _, *counts = FAST_CALLED.unpack(raw)
+    if min(counts) < 0:
+        raise ProtocolError("the worker sent a malformed Called reply")
+    addr, kernel_ns, alloc_used, recv_ns, sent_ns = counts
+    return Called("numpy.ndarray", addr, prepared.out_dtype, prepared.out_shape, kernel_ns, alloc_used, recv_ns,
+                  sent_ns)
 
 
 def array_spec(name: str, a: np.ndarray, offset: int) -> ArraySpec:

@@ -52,6 +52,8 @@ from kbench.sandbox import worker as _worker
 
 #: The largest output a call may name, whatever it asked for.
 MAX_OUTPUT_BYTES = 1 << 30
+#: Calls a worker keeps prepared at once (a timed run prepares a few: one per parameter set and arm).
+MAX_PREPARED = 256
 HELLO_TIMEOUT_S = 10.0
 #: How long a stopped worker may take to show every thread stopped (a thread inside a long system call does
 #: not stop until it returns: seccomp refuses the long ones, so an honest worker stops in microseconds).
@@ -340,6 +342,8 @@ class Worker:
         self._cpu = cpu
         self._pollers: dict[int, Any] = {}
         self._frames: dict[P.Request, bytes] = {}  # request -> its frame (see _frame)
+        self._prepared: dict[tuple, tuple[P.Prepare, bytes] | None] = {}  # (call, expect) -> it prepared, its frame
+        self._next_slot = 0  # never reused: a frame can only ever mean the call it was prepared for
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
         self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
         self._iov_local, self._iov_remote = ctypes.byref(self._iov[0]), ctypes.byref(self._iov[1])
@@ -352,6 +356,8 @@ class Worker:
         """Send ``request`` (and ``fd``, for MapArena); return its reply (or a ``protocol.Failure``), or raise
         WorkerError."""
         deadline = _Deadline(timeout)
+        if isinstance(request, P.MapArena) and request.kind == "inputs":
+            self._prepared.clear()  # the worker forgets its prepared calls with the arena they read
         with self._ending_on_error():
             self._ready(deadline, stop=False)  # the request follows at once (see _ready)
             self._send_frame(self._frame(request), deadline)  # while stopped: one wake-up, by the SIGCONT
@@ -370,11 +376,14 @@ class Worker:
         """The timed call: wall and CPU time of the round trip by the grader's clocks, then the output read
         from the worker's memory (``expect``: the dtype and shape the caller will judge; an output of another
         size is not read). ``into``: a preallocated buffer for the output (reused across calls). ``stop``:
-        stop the worker at the reply whatever its role (timed calls treat both arms the same way)."""
+        stop the worker at the reply whatever its role (timed calls treat both arms the same way). A call with an
+        ``expect`` is prepared first (``P.Prepare``, untimed): the timed round trip then carries a few bytes each
+        way."""
+        prepared = self._prepare(request, expect, timeout) if isinstance(request, P.Call) and expect else None
         deadline = _Deadline(timeout)
         with self._ending_on_error():
             self._ready(deadline)
-            frame = self._frame(request)
+            frame = prepared[1] if prepared is not None else self._frame(request)
             cpu0 = self.cpu_ns()
             t0 = time.perf_counter_ns()
             self._send_frame(frame, deadline)  # while stopped (a small frame fits the socket's buffer) ...
@@ -382,7 +391,7 @@ class Worker:
             raw = self._recv_frame(P.MAX_HEADER_BYTES, deadline)
             t1 = time.perf_counter_ns()
             stopping = self._stop_signal(force=stop)  # first: the worker stops while its reply is decoded
-            reply = P.decode(raw, P.EXPECTED[type(request)])
+            reply = P.decode_reply(raw, P.EXPECTED[type(request)], prepared[0] if prepared is not None else None)
             if stopping:
                 self._stop_wait()
             cpu = self.cpu_ns() - cpu0
@@ -391,6 +400,21 @@ class Worker:
                     and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
                 out = self.read(reply.out_addr, reply.nbytes, into, expect)
             return KernelCall(reply, t1 - t0, cpu, out)
+
+    def _prepare(self, call: P.Call, expect: tuple[str, tuple[int, ...]], timeout: float
+                 ) -> tuple[P.Prepare, bytes] | None:
+        """``call`` prepared in the worker for an output of ``expect`` (once per call and arena), with its frame;
+        None where the worker refused (the call then goes the plain way, and fails there as it would)."""
+        key = (call, expect[0], tuple(expect[1]))
+        if key in self._prepared:
+            return self._prepared[key]
+        if len(self._prepared) >= MAX_PREPARED:
+            return None
+        prep = P.Prepare(self._next_slot, call, np.dtype(expect[0]).str, tuple(int(n) for n in expect[1]))
+        self._next_slot += 1
+        reply = self.call(prep, timeout)
+        self._prepared[key] = (prep, P.fast_call_frame(prep.slot)) if isinstance(reply, P.Prepared) else None
+        return self._prepared[key]
 
     def read(self, addr: int, nbytes: int, into: np.ndarray | None, expect: tuple[str, tuple[int, ...]]
              ) -> np.ndarray:

@@ -40,38 +40,20 @@ class TimedCall:
 COST_RAMP_NS = 2_000_000
 
 
-class CallCost:
-    """What a timed call costs beyond its kernel, wall and CPU, by the grader's clocks; ``seconds`` subtracts it.
-
-    Two trusted measurements, both on the reference's twin (it runs only the grader's code, so its kernel
-    reports are trusted). ``before``: empty calls made back to back before the pairs. In place: each reference
-    call first in its pair adds its wall and CPU time less its report; the medians. None follows a candidate's
-    call (whose code could leave the core in a state that makes the next call cost more, and so every call
-    look cheaper). The in-place cost is the larger (0.5-0.7 ms against 0.1-0.4 here): a call after the gap
-    between pairs, with a real kernel's memory traffic, pays more than calls made back to back.
-
-    A short call does not pay it all (12-03 audit: beyond the kernel, an empty call or a 1.4 ms pure-Python spin
-    cost 0.29-0.45 ms of wall after the gap, a 10-12 ms GEMM 0.49-0.65 ms): charged the reference's cost, an
-    honest 0.12 ms matvec read 150-520x for 92x, or was rejected as implausibly fast. So a call's charge rises
-    with its wall time from the empty calls' cost to the in-place cost over its first ``COST_RAMP_NS`` beyond an
-    empty call. Memory-bound kernels of 0.5-3 ms measured closest to an independent clock at the full in-place
-    cost (gelu cube_by_mult, diag_matmul row_scale), so the ramp is short; under it a sub-millisecond kernel is
-    charged less than it pays and reads slow (that matvec: ~60x), the safe side. The charge rises more slowly
-    than the wall, so a candidate cannot lower its time by lengthening its calls. A leaner request loop does
-    lower it: native code that answers through a loop of its own pays less than the twin's loop costs, and reads
-    fast (README, Threat model: open)."""
+class _Charge:
+    """One charge: what empty calls cost beyond their work (``before``), and what calls in place cost (medians),
+    ramped between the two by a call's length (see ``CallCost``)."""
 
     def __init__(self, before: tuple[int, int]) -> None:
         self.before = before
         self.walls: list[int] = []
         self.cpus: list[int] = []
 
-    def add(self, wall_ns: int, cpu_ns: int, kernel_ns: int) -> None:
-        self.walls.append(wall_ns - kernel_ns)
-        self.cpus.append(cpu_ns - kernel_ns)
+    def add(self, wall_ns: int, cpu_ns: int) -> None:
+        self.walls.append(wall_ns)
+        self.cpus.append(cpu_ns)
 
-    def beyond(self, wall_ns: float | None = None) -> tuple[float, float]:
-        """(wall, CPU) ns a call of ``wall_ns`` costs beyond its kernel (None: a call of any length past the ramp)."""
+    def beyond(self, wall_ns: float | None) -> tuple[float, float]:
         short_wall, short_cpu = float(self.before[0]), float(self.before[1])
         if not self.walls:
             return short_wall, short_cpu
@@ -86,10 +68,51 @@ class CallCost:
         f = min(max((wall_ns - short_wall) / COST_RAMP_NS, 0.0), 1.0)
         return short_wall + f * (long_wall - short_wall), short_cpu + f * (long_cpu - short_cpu)
 
-    def seconds(self, wall_ns: int, cpu_ns: int) -> float:
+
+class CallCost:
+    """What a timed call costs beyond its kernel, wall and CPU, by the grader's clocks; ``seconds`` subtracts it.
+
+    Measured on the reference's twin only (it runs only the grader's code, so its reports are trusted), in two
+    parts. The *floor*: the round trip outside the worker's loop (the grader's send and wake-up, the system
+    calls, the reply's way back: wall or CPU less the time between the worker's ``recv_ns`` and ``sent_ns``),
+    which any loop pays, however lean. The *full* cost adds kbench's own loop around the kernel (input views,
+    the pool, the reply). The reference is charged the full cost, the candidate the floor only: native code
+    that answers through a loop of its own can save at most what kbench's loop costs beyond the floor (third
+    12-03 audit: charged the full cost, a minimal loop read a 0.25 ms GELU 1.46-1.70x for 1.0x), and an honest
+    candidate pays that loop: a timed call is prepared (``protocol.Prepare``: a few bytes each way, nothing
+    pickled) so that it stays small (README, Measured performance).
+
+    Each part twice: ``before``, empty calls made back to back before the pairs; in place, each reference call
+    first in its pair (medians). None follows a candidate's call (whose code could leave the core in a state
+    that makes the next call cost more, and so every call look cheaper). The in-place cost is the larger: a call
+    after the gap between pairs, with a real kernel's memory traffic, pays more than calls made back to back.
+
+    A short call does not pay it all (12-03 audit: beyond the kernel, an empty call or a 1.4 ms pure-Python spin
+    cost 0.29-0.45 ms of wall after the gap, a 10-12 ms GEMM 0.49-0.65 ms): charged the reference's cost, an
+    honest 0.12 ms matvec read 150-520x for 92x, or was rejected as implausibly fast. So a call's charge rises
+    with its wall time from the empty calls' cost to the in-place cost over its first ``COST_RAMP_NS`` beyond an
+    empty call; under it a sub-millisecond kernel is charged less than it pays and reads slow, the safe side.
+    The charge rises more slowly than the wall, so a candidate cannot lower its time by lengthening its calls."""
+
+    def __init__(self, before: tuple[int, int], floor_before: tuple[int, int] = (0, 0)) -> None:
+        self.full, self.floor = _Charge(before), _Charge(floor_before)
+
+    def add(self, wall_ns: int, cpu_ns: int, kernel_ns: int, inside_ns: int | None = None) -> None:
+        """A trusted call: its clocks, its reported kernel, and the time its worker held the request
+        (``sent_ns - recv_ns``; None: not known, the floor learns nothing)."""
+        self.full.add(wall_ns - kernel_ns, cpu_ns - kernel_ns)
+        if inside_ns is not None:
+            self.floor.add(wall_ns - inside_ns, cpu_ns - inside_ns)
+
+    def beyond(self, wall_ns: float | None = None, floor: bool = False) -> tuple[float, float]:
+        """(wall, CPU) ns a call of ``wall_ns`` costs beyond its kernel (None: a call of any length past the ramp);
+        ``floor``: beyond the worker's loop."""
+        return (self.floor if floor else self.full).beyond(wall_ns)
+
+    def seconds(self, wall_ns: int, cpu_ns: int, floor: bool = False) -> float:
         """A call's kernel time: the larger of its wall and CPU time less what a call of its length costs beyond
-        the kernel (a kernel cannot hide work from both clocks)."""
-        wall, cpu = self.beyond(wall_ns)
+        the kernel (a kernel cannot hide work from both clocks); ``floor``: the candidate's arm."""
+        wall, cpu = self.beyond(wall_ns, floor)
         return max(wall_ns - wall, cpu_ns - cpu, 1.0) / 1e9
 
 

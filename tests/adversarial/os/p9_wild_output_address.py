@@ -21,17 +21,21 @@ def _patch():
     proto = _sys.modules.get("kbench.sandbox.protocol")
     if ex is None or proto is None or getattr(ex, "_p9", False):
         return
-    real = ex.handlers[proto.Call]
+    real = ex._call  # both ways a call is answered: plain and prepared
 
-    def call(req):
-        r = real(req)
+    def call(req, prepared):
+        r = real(req, prepared)
+        if isinstance(r, bytes):  # a prepared call's fixed-size reply: the same fields, packed
+            _, _, kernel_ns, used, recv_ns, sent_ns = proto.FAST_CALLED.unpack(r)
+            r = proto.Called("numpy.ndarray", 0, prepared.out_dtype, prepared.out_shape, kernel_ns, used, recv_ns,
+                             sent_ns)
         if isinstance(r, proto.Called) and r.out_type == "numpy.ndarray":
             _calls[0] += 1
             addr = 0xFFFF800000000000 if _calls[0] == 1 else _last_mapping_end() - 4096
             r = proto.Called(r.out_type, addr, r.out_dtype, r.out_shape, r.kernel_ns, r.alloc_used)
         return r
 
-    ex.handlers[proto.Call] = call
+    ex._call = call
     ex._p9 = True
 
 
