@@ -753,7 +753,7 @@ class HardenedRun(_Run):
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
-        cost = interleaved.CallCost(calib[:2], calib[2:])  # measured in place on the twin's reference calls (see CallCost)
+        cost = interleaved.CallCost(calib)  # measured in place on the twin's reference calls (see CallCost)
         # Only a reference call first in its pair is measured: one that follows the candidate's call could find the
         # core as the candidate's code left it (caches it filled on purpose to make the reference's call cost more,
         # and so every call's cost look larger); one that follows the grader's own work between pairs cannot.
@@ -762,16 +762,15 @@ class HardenedRun(_Run):
         def seconds(k: KernelCall, arm: str) -> float:
             reported = k.reply.kernel_ns if isinstance(k.reply, P.Called) else 0
             own_clock[arm].append(reported / 1e9)
-            if os.environ.get("KB_TRACE") and isinstance(k.reply, P.Called):
-                with open(os.environ["KB_TRACE"], "a") as fh:
-                    fh.write(f"{arm} {int(after_gap[0])} {k.wall_ns} {k.cpu_ns} {reported} {k.reply.sent_ns - k.reply.recv_ns}\n")
             if not self.mode.has("grader_clock"):
                 return reported / 1e9
+            inside = k.reply.sent_ns - k.reply.recv_ns if isinstance(k.reply, P.Called) else 0
             if own and arm == "ref" and after_gap[0] and isinstance(k.reply, P.Called):
-                # the twin runs only the grader's code: its reports are trusted
-                cost.add(k.wall_ns, k.cpu_ns, reported, k.reply.sent_ns - k.reply.recv_ns)
-            # the candidate is refunded the floor only: a loop leaner than kbench's own buys nothing (CallCost)
-            return cost.seconds(k.wall_ns, k.cpu_ns, floor=own and arm == "cand")
+                cost.add(k.wall_ns, k.cpu_ns, inside)  # the twin runs only the grader's code: its stamps are trusted
+            # Both arms: the same floor. The reference is refunded its own loop (trusted); the candidate pays its
+            # own, so a loop leaner than kbench's buys nothing (CallCost).
+            own_loop = max(inside - reported, 0) if arm == "ref" else 0
+            return cost.seconds(k.wall_ns, k.cpu_ns, own_loop)
 
         def ref_call(s: tuple) -> TimedCall:
             req = P.Call(f"ref:{self.task.name}", pair_params[0][0], s, "readonly", "pool")
@@ -832,29 +831,26 @@ class HardenedRun(_Run):
                                                       self.timing.other_load or 0.0, self.timing.stop, self.rng,
                                                       self.g.blas_threads)
 
-    def calibrate(self, w: Worker, specs: tuple, pset_id: str) -> tuple[int, int, int, int]:
-        """What a call costs beyond its kernel, wall and CPU (medians), and its floor beyond the worker's loop (wall
-        and CPU less the time the worker held the request; see ``CallCost``), measured as every timed call is: a
-        call through the same path, on the same inputs, returning an output of the task's shape that needs no
-        work. Charged until the pairs' own reference calls measure it in place (``speed``). Measured on the
-        reference's twin, never on the candidate's worker, which could slow its own calls to make its kernels
-        look faster."""
+    def calibrate(self, w: Worker, specs: tuple, pset_id: str) -> tuple[int, int]:
+        """What a call costs outside the worker's loop, wall and CPU (medians of the round trip less the time the
+        worker held the request; see ``CallCost``), measured as every timed call is: a call through the same path,
+        on the same inputs, returning an output of the task's shape that needs no work. Charged until the pairs'
+        own reference calls measure it in place (``speed``). Measured on the reference's twin, never on the
+        candidate's worker, which could slow its own calls to make its kernels look faster."""
         shape = tuple(self.task.out_shape)
         src = (f"_out = np.zeros({shape!r}, np.float32)\n"
                "def forward(x, params, alloc):\n    return _out\n")
         reply = w.call(P.Load(src, "calibrate", trusted=True), self.remaining())
         if not isinstance(reply, P.Loaded):
             raise RuntimeError(f"calibration failed: {P.error_of(reply)}")
-        walls, cpus, insides = [], [], []
+        walls, cpus = [], []
         into = np.empty(shape, np.float32)
         for _ in range(CALIBRATION_CALLS):
             k = w.run(P.Call("calibrate", pset_id, specs, "readonly", "pool"), self.remaining(), ("<f4", shape), into)
-            walls.append(k.wall_ns)
-            cpus.append(k.cpu_ns)
-            insides.append(k.reply.sent_ns - k.reply.recv_ns if isinstance(k.reply, P.Called) else 0)
-        floor_walls = [wl - i for wl, i in zip(walls, insides)]
-        floor_cpus = [max(c - i, 0) for c, i in zip(cpus, insides)]
-        return (int(np.median(walls)), int(np.median(cpus)), int(np.median(floor_walls)), int(np.median(floor_cpus)))
+            inside = k.reply.sent_ns - k.reply.recv_ns if isinstance(k.reply, P.Called) else 0
+            walls.append(k.wall_ns - inside)
+            cpus.append(max(k.cpu_ns - inside, 0))
+        return int(np.median(walls)), int(np.median(cpus))
 
 
 # ------------------------------------------------------------------------------------------ public API

@@ -440,6 +440,7 @@ def decode(raw: bytes, expected: type) -> Reply:
 #: A prepared call's request: the tag (a pickle never starts with a zero byte) and the slot's number.
 FAST_CALL = struct.Struct("<cI")
 FAST_TAG = b"\x00"
+FAST_FRAME_BYTES = 4 + FAST_CALL.size  # with its length
 #: Its reply when the output is an array of the prepared dtype and shape: the tag, then the output's address,
 #: the kernel's nanoseconds, the alloc pool's bytes used, and the worker's ``recv_ns`` and ``sent_ns``.
 FAST_CALLED = struct.Struct("<2s5q")

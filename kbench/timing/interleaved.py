@@ -70,50 +70,48 @@ class _Charge:
 
 
 class CallCost:
-    """What a timed call costs beyond its kernel, wall and CPU, by the grader's clocks; ``seconds`` subtracts it.
+    """What a timed call costs beyond the work inside the worker, wall and CPU, by the grader's clocks; ``seconds``
+    subtracts it.
 
-    Measured on the reference's twin only (it runs only the grader's code, so its reports are trusted), in two
-    parts. The *floor*: the round trip outside the worker's loop (the grader's send and wake-up, the system
-    calls, the reply's way back: wall or CPU less the time between the worker's ``recv_ns`` and ``sent_ns``),
-    which any loop pays, however lean. The *full* cost adds kbench's own loop around the kernel (input views,
-    the pool, the reply). The reference is charged the full cost, the candidate the floor only: native code
-    that answers through a loop of its own can save at most what kbench's loop costs beyond the floor (third
-    12-03 audit: charged the full cost, a minimal loop read a 0.25 ms GELU 1.46-1.70x for 1.0x), and an honest
-    candidate pays that loop: a timed call is prepared (``protocol.Prepare``: a few bytes each way, nothing
-    pickled) so that it stays small (README, Measured performance).
+    Both arms are charged the same **floor**: the round trip outside the worker's loop (the grader's send and the
+    wake-up, the system calls, the reply's way back and the stop: wall or CPU less the time between the worker's
+    ``recv_ns`` and ``sent_ns``, stamped around its raw reads and writes), measured on the reference's twin only
+    (it runs only the grader's code, so its stamps are trusted), which any loop pays, however lean. The reference
+    arm is also refunded its own loop around the kernel (its stamps less its kernel: trusted, per call); the
+    candidate pays whatever its worker does between request and reply. So a loop leaner than kbench's buys
+    nothing (third 12-03 audit: refunded the twin's whole loop, a minimal loop read a 0.25 ms GELU 1.46-1.70x for
+    1.0x; then refunded the floor alone, with the reference charged a different ramp, a raw-descriptor loop still
+    read 0.1 ms kernels 1.06-1.13x), and the same charge on both arms cancels its own error. Timed calls are
+    prepared (``protocol.Prepare``) so that kbench's own loop costs an honest candidate little (README, Threat
+    model).
 
-    Each part twice: ``before``, empty calls made back to back before the pairs; in place, each reference call
-    first in its pair (medians). None follows a candidate's call (whose code could leave the core in a state
-    that makes the next call cost more, and so every call look cheaper). The in-place cost is the larger: a call
-    after the gap between pairs, with a real kernel's memory traffic, pays more than calls made back to back.
+    The floor is measured twice: ``before``, on empty calls made back to back before the pairs; in place, on each
+    reference call first in its pair (medians). None follows a candidate's call (whose code could leave the core in
+    a state that makes the next call cost more, and so every call look cheaper). The in-place floor is the larger:
+    a call after the gap between pairs, with a real kernel's memory traffic, pays more than calls made back to back.
+    A short call does not pay it all (12-03 audit: an empty call or a 1.4 ms pure-Python spin cost 0.29-0.45 ms of
+    wall after the gap, a 10-12 ms GEMM 0.49-0.65 ms), so a call's charge rises with its wall time from the empty
+    calls' floor to the in-place floor over its first ``COST_RAMP_NS`` beyond an empty call; it rises more slowly
+    than the wall, so a candidate cannot lower its time by lengthening its calls."""
 
-    A short call does not pay it all (12-03 audit: beyond the kernel, an empty call or a 1.4 ms pure-Python spin
-    cost 0.29-0.45 ms of wall after the gap, a 10-12 ms GEMM 0.49-0.65 ms): charged the reference's cost, an
-    honest 0.12 ms matvec read 150-520x for 92x, or was rejected as implausibly fast. So a call's charge rises
-    with its wall time from the empty calls' cost to the in-place cost over its first ``COST_RAMP_NS`` beyond an
-    empty call; under it a sub-millisecond kernel is charged less than it pays and reads slow, the safe side.
-    The charge rises more slowly than the wall, so a candidate cannot lower its time by lengthening its calls."""
+    def __init__(self, before: tuple[int, int]) -> None:
+        self.floor = _Charge(before)
 
-    def __init__(self, before: tuple[int, int], floor_before: tuple[int, int] = (0, 0)) -> None:
-        self.full, self.floor = _Charge(before), _Charge(floor_before)
+    def add(self, wall_ns: int, cpu_ns: int, inside_ns: int) -> None:
+        """A trusted call (the twin's): its clocks and the time its worker held the request (``sent_ns -
+        recv_ns``)."""
+        self.floor.add(wall_ns - inside_ns, cpu_ns - inside_ns)
 
-    def add(self, wall_ns: int, cpu_ns: int, kernel_ns: int, inside_ns: int | None = None) -> None:
-        """A trusted call: its clocks, its reported kernel, and the time its worker held the request
-        (``sent_ns - recv_ns``; None: not known, the floor learns nothing)."""
-        self.full.add(wall_ns - kernel_ns, cpu_ns - kernel_ns)
-        if inside_ns is not None:
-            self.floor.add(wall_ns - inside_ns, cpu_ns - inside_ns)
+    def beyond(self, wall_ns: float | None = None) -> tuple[float, float]:
+        """(wall, CPU) ns a call of ``wall_ns`` costs outside the worker's loop (None: a call past the ramp)."""
+        return self.floor.beyond(wall_ns)
 
-    def beyond(self, wall_ns: float | None = None, floor: bool = False) -> tuple[float, float]:
-        """(wall, CPU) ns a call of ``wall_ns`` costs beyond its kernel (None: a call of any length past the ramp);
-        ``floor``: beyond the worker's loop."""
-        return (self.floor if floor else self.full).beyond(wall_ns)
-
-    def seconds(self, wall_ns: int, cpu_ns: int, floor: bool = False) -> float:
-        """A call's kernel time: the larger of its wall and CPU time less what a call of its length costs beyond
-        the kernel (a kernel cannot hide work from both clocks); ``floor``: the candidate's arm."""
-        wall, cpu = self.beyond(wall_ns, floor)
-        return max(wall_ns - wall, cpu_ns - cpu, 1.0) / 1e9
+    def seconds(self, wall_ns: int, cpu_ns: int, own_loop_ns: int = 0) -> float:
+        """A call's time: the larger of its wall and CPU time less the floor of a call of its length (a kernel
+        cannot hide work from both clocks), less ``own_loop_ns``, the loop around the kernel of a trusted worker
+        (the reference's: its stamps less its kernel; a candidate pays its own)."""
+        wall, cpu = self.beyond(wall_ns)
+        return max(wall_ns - wall - own_loop_ns, cpu_ns - cpu - own_loop_ns, 1.0) / 1e9
 
 
 class TimingAborted(Exception):
