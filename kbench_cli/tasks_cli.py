@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 EXIT_USAGE = 2
 
@@ -27,19 +26,12 @@ def add_task_options(p: argparse.ArgumentParser, suffix: str = "") -> None:
                    choices=SHIPPED_SETS, help=f"add a task set kbench ships ({', '.join(SHIPPED_SETS)}; repeatable)")
 
 
-def _settings() -> dict[str, Any]:
-    from kbench_tui import settings
-
-    return settings.load()
-
-
 def configured(args: argparse.Namespace) -> tuple[list[Path], list[str], list[str]]:
     """(task folders, task sets, problems) from the command line and the settings file."""
-    s = _settings()
-    problems = []
     from kbench_tui import settings
 
-    unreadable = settings.problem()
+    s, unreadable = settings.read()  # one read: the settings and why the file cannot be used
+    problems = []
     if unreadable is not None:  # a warning, not a refusal: the command line alone still works
         print(f"kbench: {_line(unreadable)}", file=sys.stderr)
     from kbench_cli.paths import dir_problem, is_dir

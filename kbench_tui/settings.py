@@ -2,7 +2,7 @@
 data directory.
 
 No Textual here. A missing file means defaults. A file that is there but cannot be read as a JSON object
-also means defaults, with one warning (``problem``) so a typo does not silently drop the task folders it
+also means defaults, with one warning (``read``) so a typo does not silently drop the task folders it
 names; and it is never overwritten (``save`` refuses), so a hand-edited file is not lost to a theme change.
 """
 
@@ -46,14 +46,14 @@ def _read() -> tuple[dict[str, Any], str | None]:
     return data, None
 
 
+def read() -> tuple[dict[str, Any], str | None]:
+    """(the saved settings or {}, why the file that is there cannot be used or None): one read for both."""
+    return _read()
+
+
 def load() -> dict[str, Any]:
-    """The saved settings, or {} (see ``problem`` for why, when the file is there)."""
+    """The saved settings, or {} (see ``read`` for why, when the file is there)."""
     return _read()[0]
-
-
-def problem() -> str | None:
-    """Why the settings file that is there cannot be used (one line), or None."""
-    return _read()[1]
 
 
 def save(**values: Any) -> bool:

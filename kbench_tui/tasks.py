@@ -19,9 +19,8 @@ from . import settings
 
 def load(task_dirs: Iterable[Path] = (), task_sets: Iterable[str] = ()) -> list[str]:
     """Register the given task folders and sets and those the settings file names; one warning per problem."""
-    saved = settings.load()
+    saved, unreadable = settings.read()
     dirs = [Path(d) for d in task_dirs]
-    unreadable = settings.problem()
     warnings = [] if unreadable is None else [unreadable]
     for d in saved.get("tasks", []) if isinstance(saved.get("tasks"), list) else []:
         if isinstance(d, str) and Path(d).is_dir():

@@ -102,6 +102,9 @@ class TrialFacts:
     # every row's RMS (keepdims along ``axis``, float32): the digits floor and the bias check's scale; None:
     # facts made by hand, where only small rows (known from ``tol``) are judged for digits, and none for bias
     rms: np.ndarray | None = field(default=None, repr=False)
+    # every row's sum of squares (float32, one per row, rows along the last axis only; None: other rows): the
+    # bias check's denominator, computed once with the facts instead of once per judged output
+    row_sq: np.ndarray | None = field(default=None, repr=False)
 
     def ruled_out(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.predictors if p.outcome == "ruled out")
@@ -694,19 +697,24 @@ BIAS_TOL = 0.7
 BIAS_ROWS = 0.5
 
 
-def _row_scales(out: np.ndarray, ref: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sum(out * ref), sum(ref * ref)) per row, float64 (rows along the last axis: batched BLAS dots in blocks)."""
+def _row_scales(out: np.ndarray, ref: np.ndarray, axis: int, row_sq: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(sum(out * ref), sum(ref * ref)) per row, float64 (rows along the last axis: batched BLAS dots in blocks;
+    ``row_sq``: the second, when the trial's facts have it)."""
     with np.errstate(all="ignore"):
         if ref.ndim and row_axis(ref.shape, axis) == ref.ndim - 1:
             L = ref.shape[-1]
             R = ref.size // max(L, 1)
             o2, r2 = out.reshape(R, L), ref.reshape(R, L)
-            cross, sq = np.empty(R, np.float64), np.empty(R, np.float64)
+            known = row_sq is not None and row_sq.shape == (R,)
+            cross = np.empty(R, np.float64)
+            sq = row_sq.astype(np.float64) if known else np.empty(R, np.float64)  # type: ignore[union-attr]
             step = max(1, BLOCK // max(L, 1))
             for b in range(0, R, step):
                 rb = r2[b:b + step]
                 cross[b:b + step] = (o2[b:b + step][:, None, :] @ rb[:, :, None]).reshape(-1)
-                sq[b:b + step] = (rb[:, None, :] @ rb[:, :, None]).reshape(-1)
+                if not known:
+                    sq[b:b + step] = (rb[:, None, :] @ rb[:, :, None]).reshape(-1)
             return cross, sq
         a = row_axis(ref.shape, axis)
         r64 = ref.astype(np.float64)
@@ -717,7 +725,7 @@ def _bias_check(out: np.ndarray, ref: np.ndarray, facts: TrialFacts) -> Check:
     """No more than BIAS_ROWS of the rows scaled off the reference, in one direction, by more than BIAS_TOL of rtol."""
     if facts.rms is None or not ref.size or facts.tol is None:
         return Check("bias", True, "not judged")
-    cross, sq = _row_scales(out, ref, facts.axis)
+    cross, sq = _row_scales(out, ref, facts.axis, facts.row_sq)
     with np.errstate(all="ignore"):
         scale = cross / sq
         off = scale - 1.0
@@ -1046,9 +1054,10 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
     rms32 = rms.astype(np.float32) if rms is not None else np.zeros((0,), np.float32)
     centred, decided = _centred_candidates(ref, tol, axis, rtol, squares, extremes, centred_axes) \
         if ref.size else ((), ())
+    row_sq = squares[0] if squares is not None else None
     if not predictors:  # timed outputs: the same checks, no predictor table
         return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, (), state,
-                          time.perf_counter() - t0, decided, rms32)
+                          time.perf_counter() - t0, decided, rms32, row_sq)
     preds: list[Predictor] = []
     if predictors and ref.size:
         scorer = _Scorer(ref, tol, rtol, centred)
@@ -1057,7 +1066,7 @@ def trial_facts(task: Any, ref: np.ndarray, x: dict | None = None, params: dict 
                 same = True  # nothing it drops is above the tolerance anywhere: not a shortcut on this trial
             preds.append(Predictor(name, "n/a" if same else "ruled out" if failed else "passes", failed))
     return TrialFacts(getattr(task, "name", "?"), axis, atol, rtol, tol, centred, props, tuple(preds), state,
-                      time.perf_counter() - t0, decided, rms32)
+                      time.perf_counter() - t0, decided, rms32, row_sq)
 
 
 _cache_lock = threading.Lock()

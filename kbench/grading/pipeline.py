@@ -716,7 +716,8 @@ class HardenedRun(_Run):
         fresh = self.mode.has("fresh_inputs")
         drawn = [False]
         slot_dist = ["normal"]  # the distribution the slot holds now
-        pair_params: list[tuple[str, dict]] = [(pset_id, params)]  # the set the pair's two calls take
+        # the set the pair's two calls take: (its id, its parameters, its kind: "default" or a random draw)
+        pair_params: list[tuple[str, dict, str]] = [(pset_id, params, "default")]
 
         def next_input() -> tuple:
             if fresh or not drawn[0]:
@@ -725,7 +726,7 @@ class HardenedRun(_Run):
                 drawn[0] = True
             self.between_pairs(slot)
             after_gap[0] = True
-            pair_params[0] = (pset_id, params)
+            pair_params[0] = (pset_id, params, "default")
             return specs
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
@@ -749,7 +750,8 @@ class HardenedRun(_Run):
             drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
             self.between_pairs(slot)
             after_gap[0] = True
-            pair_params[0] = psets[next(sets_of[slot_dist[0]])]
+            kind_draw = next(sets_of[slot_dist[0]])
+            pair_params[0] = (*psets[kind_draw], kind_draw[0])
             return specs
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
@@ -801,8 +803,7 @@ class HardenedRun(_Run):
             if not c.ok:
                 key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
                 if which.startswith("check"):  # a pair on another distribution, perhaps with another parameter set
-                    kind = pair_params[0][0].rsplit(":", 2)
-                    which += f" ({slot_dist[0]} inputs, {'default' if kind[1] == 'default' else 'random'} parameters)"
+                    which += f" ({slot_dist[0]} inputs, {pair_params[0][2]} parameters)"
                 msg = f"{which} returned a wrong output ({c.message}); correct only while being checked"
                 if key not in self.breaches:
                     self.emit("timing", msg, False)
