@@ -58,10 +58,6 @@ HELLO_TIMEOUT_S = 10.0
 #: How long a stopped worker may take to show every thread stopped (a thread inside a long system call does
 #: not stop until it returns: seccomp refuses the long ones, so an honest worker stops in microseconds).
 STOP_TIMEOUT_S = 0.25
-#: A timed call's reply is polled for without sleeping from this long before its earliest recent reply, for at
-#: most ``REPLY_SPIN_MAX_NS`` (``Worker._await_reply``).
-REPLY_SPIN_NS = 300_000
-REPLY_SPIN_MAX_NS = 3_000_000
 #: How long a stop is waited for by yielding the core before sleeping (``Worker._stop_wait``).
 STOP_YIELD_S = 0.5e-3
 #: Tests only: how candidate workers are started. None: as always. "no_audit": without the audit hook (the OS
@@ -351,7 +347,6 @@ class Worker:
         self._frames: dict[P.Request, bytes] = {}  # request -> its frame (see _frame)
         self._prepared: dict[tuple, tuple[P.Prepare, bytes] | None] = {}  # (call, expect) -> it prepared, its frame
         self._next_slot = 0  # never reused: a frame can only ever mean the call it was prepared for
-        self._reply_ns: dict[bytes, list[int]] = {}  # a timed request's frame -> its last replies' times (ns)
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
         self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
         self._iov_local, self._iov_remote = ctypes.byref(self._iov[0]), ctypes.byref(self._iov[1])
@@ -396,14 +391,9 @@ class Worker:
             t0 = time.perf_counter_ns()
             self._send_frame(frame, deadline)  # while stopped (a small frame fits the socket's buffer) ...
             self._continue()  # ... so the worker wakes once, with its request already there
-            recent = self._reply_ns.get(frame)
-            self._await_reply(t0 + (min(recent) - REPLY_SPIN_NS if recent else 0), deadline)
             raw = self._recv_frame(P.MAX_HEADER_BYTES, deadline)
             t1 = time.perf_counter_ns()
             cpu1 = self.cpu_ns()  # at the reply: the worker still runs until the stop lands
-            if len(self._reply_ns) >= MAX_PREPARED:
-                self._reply_ns.clear()
-            self._reply_ns[frame] = (recent or [])[-2:] + [t1 - t0]
             stopping = self._stop_signal(force=stop)  # first: the worker stops while its reply is decoded
             reply = P.decode_reply(raw, P.EXPECTED[type(request)], prepared[0] if prepared is not None else None)
             if stopping:
@@ -420,30 +410,6 @@ class Worker:
                     and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
                 out = self.read(reply.out_addr, reply.nbytes, into, expect)
             return KernelCall(reply, wall, cpu, out)
-
-    def _await_reply(self, spin_from: int, deadline: _Deadline) -> None:
-        """Until a timed call's reply is readable: asleep until ``spin_from`` (``perf_counter_ns``), then polling
-        without sleeping for at most ``REPLY_SPIN_MAX_NS``. Woken from sleep, this process took 20-30 us to see
-        a reply on this machine (a virtual core's wake-up), and a worker that wrote its reply early had that long
-        for work off the wall clock (12-03 audit, H12); polling, it sees the reply within microseconds. It starts
-        ``REPLY_SPIN_NS`` before the shortest of this call's last three replies, so it costs this core a fraction
-        of a millisecond a call (a worker that replies earlier than that has less than the stop's way to finish
-        its output, and an unfinished output is judged as one)."""
-        poller = self._pollers.get(select.POLLIN)
-        if poller is None:
-            poller = self._pollers[select.POLLIN] = select.poll()
-            poller.register(self._fd, select.POLLIN)
-            poller.register(self.proc.sentinel, select.POLLIN)
-        while True:
-            wait_ms = (spin_from - time.perf_counter_ns()) // 1_000_000
-            if wait_ms < 1 or deadline.left_ms() <= wait_ms:
-                break
-            if poller.poll(wait_ms):
-                return  # the reply (or the worker's end) came before the spin: read as usual
-        end = time.perf_counter_ns() + REPLY_SPIN_MAX_NS
-        while time.perf_counter_ns() < end:
-            if poller.poll(0):
-                return
 
     def _prepare(self, call: P.Call, expect: tuple[str, tuple[int, ...]], timeout: float
                  ) -> tuple[P.Prepare, bytes] | None:
