@@ -27,7 +27,11 @@ async def idle(pilot, timeout: float = 60.0) -> None:  # type: ignore[no-untyped
         if not app.main_screen.scheduler.busy:
             await app.workers.wait_for_complete()
             await pilot.pause()
-            return
+            # twice idle across a pause: a run a key queued may start only now, and a table whose cells the last
+            # results changed lays its columns out on the next refresh (a snapshot taken before it had them narrow)
+            if not app.main_screen.scheduler.busy:
+                await pilot.pause()
+                return
         await asyncio.sleep(0.02)
     raise AssertionError("evaluations did not finish in time")
 
