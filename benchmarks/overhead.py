@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import threading
 import time
 from collections import defaultdict
 from typing import Any
@@ -36,6 +37,9 @@ if __name__ == "__main__":
 
 
 TARGET = 1.25
+#: Work the grader does ahead on another core while a pair's calls run (``kbench.grading.cores.Ahead``).
+AHEAD_THREAD = "kbench-ahead"
+AHEAD = "beside the calls (other core): "
 
 
 class Probe:
@@ -49,6 +53,8 @@ class Probe:
         self.skipped: list[str] = []
 
     def add(self, cat: str, dt: float) -> None:
+        if threading.current_thread().name.startswith(AHEAD_THREAD):
+            cat = AHEAD + cat  # on the helper thread, beside the calls: not part of the wall's exclusive split
         self.t[cat] += dt
         self.n[cat] += 1
 
@@ -126,7 +132,8 @@ def install(probe: Probe) -> None:
     probe.wrap(truth.Grader, "draw_timing_input", "input draws (timing: fresh draws into the slot)")
     probe.wrap(truth.Staging, "stage", "input staging (one copy into the sealed arena)")
     probe.wrap(truth.Grader, "staging", "the task's arena and its parameter sets")
-    probe.wrap(pipeline, "warm_on", "warming the timed input on the timing core")
+    probe.wrap(pipeline.HardenedRun, "between_pairs", "between pairs, on the timing core (alloc pool refilled, the "
+               "next input copied into the slot or read once)")
     probe.wrap(truth.Grader, "params", "parameter generation")
 
 
@@ -253,10 +260,12 @@ def main() -> int:
     parts = Table("where the wall time went (exclusive)", "seconds", "share of wall", "count", "per event",
                   title="breakdown (instrumented in this process)")
     accounted = 0.0
-    for cat, v in sorted(probe.t.items(), key=lambda kv: -kv[1]):
-        accounted += v
-        parts.add_row(cat, f"{v:.3f}", f"{v / wall:.1%}", str(probe.n[cat]), f"{v / max(probe.n[cat], 1) * 1e3:.3f} ms")
-    parts.add_row("rest (evaluator Python, reference cache, emit, GC, ...)", f"{wall - accounted:.3f}",
+    for cat, v in sorted(probe.t.items(), key=lambda kv: (kv[0].startswith(AHEAD), -kv[1])):
+        beside = cat.startswith(AHEAD)
+        accounted += 0.0 if beside else v
+        parts.add_row(cat, f"{v:.3f}", "(beside)" if beside else f"{v / wall:.1%}", str(probe.n[cat]),
+                      f"{v / max(probe.n[cat], 1) * 1e3:.3f} ms")
+    parts.add_row("rest (evaluator Python, reference cache, emit, GC, waits for the work ahead, ...)", f"{wall - accounted:.3f}",
                   f"{(wall - accounted) / wall:.1%}", "", "")
     parts.add_row("[bold]wall", f"{wall:.3f}", "100%", "", "")
     console.print(parts)

@@ -309,3 +309,38 @@ def test_a_short_call_is_charged_what_short_calls_cost_not_the_long_references()
     times = [cost.seconds(w, w // 2) for w in walls]
     assert all(b >= a for a, b in zip(times, times[1:]))  # no length of call buys a shorter time
 
+
+
+def test_the_next_pair_is_announced_before_this_one_runs():
+    """``upcoming`` is told, once each pair's input is placed, what the next pair will be; the next input the loop
+    asks for is then of that kind (a check pair's or a counted pair's), warm-up pairs included. The grader draws
+    that input on another core while the pair runs (``cores.Ahead``), so a wrong announcement would time a
+    pair on an input drawn for the other kind."""
+    import itertools
+
+    from kbench.core.modes import TimingPolicy
+    from kbench.core.tasks import TASK
+    from kbench.timing import interleaved
+
+    task = next(iter(TASK.values()))
+    noise = itertools.cycle([1.0, 3.0, 0.5, 2.0, 1.5])
+    call = lambda x: interleaved.TimedCall(next(noise) * 1e-3, np.zeros(1, np.float32))  # noqa: E731
+    for seed, warmup in itertools.product(range(8), (0, 2)):
+        policy = TimingPolicy(method="interleaved", warmup=warmup, min_runs=5, max_runs=30, budget_s=1e9,
+                              target_rel_ci=1e-9, statistic="median")
+        events: list[str] = []
+        settled: list[int] = []
+        clock = itertools.count()
+        interleaved.measure(
+            task, policy, ref_call=call, cand_call=call, next_input=lambda: events.append("counted"),
+            check_timed=lambda c, r, i: events.append("judged"), budget_s=1e9, rng=np.random.default_rng(seed),
+            emit=lambda *a: None, check_cancel=lambda: None, now=lambda: next(clock) * 1e-6, blas_threads=1,
+            floor=False, check_input=lambda: events.append("check"), min_checks=2,
+            upcoming=lambda is_check: events.append("next:check" if is_check else "next:counted"),
+            settle=lambda: settled.append(len(events)))
+        placed = [i for i, e in enumerate(events) if e in ("counted", "check")]
+        assert len(placed) > 30 and settled == [len(events)]  # settled once, after the last judgement
+        for a, b in zip(placed, placed[1:]):
+            assert events[a + 1].startswith("next:"), events[a:a + 2]  # announced right after placing
+            assert events[a + 1] == f"next:{events[b]}", (seed, warmup, a, events[a:b + 1])
+        assert events.count("check") >= 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, Sequence, TypeVar
 
@@ -42,6 +43,21 @@ def executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(THREADS, thread_name_prefix="kbench-pass", initializer=every_core)
 
 
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Every pass of the block on the calling thread (the same parts, so the same values, one after another):
+    for work kept off the timing core, which the pool's threads may use."""
+    before = getattr(_local, "serial", False)
+    _local.serial = True
+    try:
+        yield
+    finally:
+        _local.serial = before
+
+
 def split(n: int, min_items: int) -> list[tuple[int, int]]:
     """[0, n) in THREADS contiguous parts when n >= 2 * min_items, else one part."""
     if THREADS < 2 or n < 2 * min_items:
@@ -52,8 +68,8 @@ def split(n: int, min_items: int) -> list[tuple[int, int]]:
 
 def map_(fn: Callable[[T], R], parts: Sequence[T]) -> list[R]:
     """fn over parts: the first on this thread, the others on the pool (results in order)."""
-    if len(parts) == 1:
-        return [fn(parts[0])]
+    if len(parts) == 1 or getattr(_local, "serial", False):
+        return [fn(p) for p in parts]
     futures = [executor().submit(fn, p) for p in parts[1:]]
     first = fn(parts[0])
     return [first] + [f.result() for f in futures]

@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import os
 import secrets
 import threading
 import time
-from typing import Any, Callable, ContextManager, Iterator
+from concurrent.futures import Future
+from typing import Any, Callable, ContextManager
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from kbench.core.modes import Mode
 from kbench.core.results import Event, EventSink, Result, Status, Timing, Trial, breach_status
 from kbench.core.tasks import Task
 from kbench.grading import gate_in_worker  # noqa: F401 - registers the gate with the fork server
+from kbench.grading import cores
+from kbench.grading.cores import Ahead, off_cpu, on_cpu, warm_on
 from kbench.grading.truth import Grader, Staging, default_grader, prepare
 from kbench.sandbox import protocol as P
 from kbench.sandbox.arena import ScratchArena
@@ -49,55 +51,6 @@ STDOUT_READ_S = 1.0
 TRIAL_SLOT, TIMING_SLOT = 2, 3
 #: Calls that calibrate the grader's clock on the reference's timing twin.
 CALIBRATION_CALLS = 15
-
-
-@contextlib.contextmanager
-def on_cpus(cpus: "set[int] | None") -> Iterator[None]:
-    """Run the block on ``cpus`` (this thread only; as it was when None, empty or not settable)."""
-    if not cpus or not hasattr(os, "sched_setaffinity"):
-        yield
-        return
-    mine = os.sched_getaffinity(0)
-    if mine == cpus:
-        yield
-        return
-    try:
-        os.sched_setaffinity(0, cpus)
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        try:
-            os.sched_setaffinity(0, mine)
-        except OSError:
-            pass
-
-
-def on_cpu(cpu: int | None) -> ContextManager[None]:
-    """Run the block on ``cpu`` (this thread only)."""
-    return on_cpus(None if cpu is None else {cpu})
-
-
-def off_cpu(cpu: int | None) -> ContextManager[None]:
-    """Run the block on every core of this thread's but ``cpu`` (the timing core: the grading thread then
-    never shares it with a worker — a worker woken by a signal does not preempt it there, and it does not
-    wait there for a stopped worker to take its signal)."""
-    if cpu is None or not hasattr(os, "sched_getaffinity"):
-        return contextlib.nullcontext()
-    return on_cpus(os.sched_getaffinity(0) - {cpu})
-
-
-def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
-    """Read ``arrays`` once from the timing core (both workers are stopped between pairs, so it is free): a
-    timed call then finds its inputs as hot as a copy made just before an in-process call would be, instead of
-    in the cache of the core that drew them."""
-    if cpu is None or not hasattr(os, "sched_setaffinity"):
-        return
-    with on_cpu(cpu):
-        for a in arrays.values():
-            np.add.reduce(a, axis=None)
 
 
 class ReferenceFailed(RuntimeError):
@@ -546,16 +499,20 @@ class HardenedRun(_Run):
             self.scratch.refill(self.refill_due)
             self.refill_due = 0
 
-    def between_pairs(self, slot: dict[str, np.ndarray]) -> None:
-        """On the timing core, while both workers are stopped: the alloc pool NaN-filled, the timed input read
-        once (``warm_on``)."""
+    def between_pairs(self, slot: dict[str, np.ndarray], copy_from: dict[str, np.ndarray] | None = None) -> None:
+        """On the timing core, while both workers are stopped: the alloc pool NaN-filled, the timed input copied
+        into the slot from where it was drawn (``copy_from``) or read once (``warm_on``)."""
         with on_cpu(self.timing_cpu):
             self.refill()
-            warm_on(self.timing_cpu, slot)
+            if copy_from is None:
+                warm_on(self.timing_cpu, slot)
+            else:
+                for name, a in slot.items():
+                    np.copyto(a, copy_from[name])  # the copy leaves the input in the timing core's cache too
 
-    def judge(self, k: KernelCall, ref: np.ndarray, where: str, step: str, x: dict, params: dict,
-              facts: judging.TrialFacts | None = None) -> Comparison:
-        """A call's reply and the bytes read from the worker, judged here (any failure ends the run)."""
+    def output_of(self, k: KernelCall, where: str, step: str) -> np.ndarray | Comparison:
+        """A call's reply checked here (a failing call, or threads left behind, end the run): the output read
+        from the worker, or the failed judgement of an output that is not an array of the task's shape."""
         self.fail_on(k.reply, step, f"{where}: ", in_verdict=False)
         reply = k.reply
         assert isinstance(reply, P.Called)
@@ -570,7 +527,8 @@ class HardenedRun(_Run):
                 if shape != self.task.out_shape:
                     return Comparison(False, f"shape {shape} != {self.task.out_shape}")
                 return Comparison(False, f"dtype {np.dtype(reply.out_dtype)} != float32")
-        return self.compare(k.output, ref, x, params, facts)  # type: ignore[arg-type]
+        assert k.output is not None
+        return k.output
 
     def _read_any(self, reply: P.Called) -> KernelCall:
         """Without the exact-output defence: whatever the worker returned, up to twice the expected size."""
@@ -584,19 +542,11 @@ class HardenedRun(_Run):
         return KernelCall(reply, 0, 0, out)
 
     def compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
-                facts: judging.TrialFacts | None = None, timed_dist: str | None = None) -> Comparison:
+                facts: judging.TrialFacts | None, timed_dist: str | None = None) -> Comparison:
         """The mode's judgement: every check of ``kbench.core.judging`` with the trial's facts (timed outputs get
         the same checks, without the predictor table); a failure on tolerance checks only gets the float64
         second opinion when the mode asks for it. Without the exact-output defence: KernelBench's allclose.
         ``timed_dist``: a timed output's distribution (its centred axes are decided once per distribution)."""
-        t0 = time.perf_counter()
-        try:
-            return self._compare(out, ref, x, params, facts, timed_dist)
-        finally:
-            self.judging_s += time.perf_counter() - t0
-
-    def _compare(self, out: np.ndarray, ref: np.ndarray, x: dict, params: dict,
-                 facts: judging.TrialFacts | None, timed_dist: str | None = None) -> Comparison:
         if not self.mode.has("exact_output"):
             return compare(out, ref, self.mode.atol, self.mode.rtol, exact=False)
         timed = facts is None
@@ -651,27 +601,16 @@ class HardenedRun(_Run):
     def correctness(self) -> None:
         plan = self.mode.trial_plan()
         truths = self.truths(plan)
-        first_fail: Trial | None = None
-        for (i, dist, kind, draw), truth in zip(plan, truths):
-            self.check_cancel()
-            pset_id, params = self.g.params(self.task, kind, draw)
-            pset = self.trial_label(kind, draw)
-            specs = self.st.stage(self.task, TRIAL_SLOT, truth.x)
-            # The trial's facts (checks, predictors) depend only on the trial: computed once per session (the
-            # cached reference array is the key), on another thread while the candidate's call runs.
-            job = parallel.executor().submit(judging.facts_for, self.task, truth.out, truth.x, params,
-                                             self.mode.atol, self.mode.rtol) if self.mode.has("exact_output") else None
-            try:
-                k = self.call_candidate(specs, pset_id, stale=truth.out)
-                if isinstance(k.reply, P.Called):
-                    self.kernel_s += k.wall_ns / 1e9
-                t0 = time.perf_counter()
-                facts = job.result() if job is not None else None  # computed beside the call: only a wait counts
-                self.judging_s += time.perf_counter() - t0
-                c = self.judge(k, truth.out, f"trial {i + 1} ({dist})", "trial", truth.x, params, facts)
-            except _Verdict as v:  # keep the trial that ended the run: views know where it failed
-                self.trials.append(Trial(i, dist, pset, False, v.msg))
-                raise
+        # Trial i's output is judged on another core (``cores.Ahead``) while trial i + 1's call runs; judgements
+        # are recorded in the trials' order. (Nothing is timed here: the overlap only saves the wait.)
+        ahead = Ahead(self.timing_cpu) if cores.available(self.timing_cpu) else None
+        judged: list[tuple[int, str, str, Future]] = []
+        first_fail: list[Trial] = []
+
+        def record(i: int, dist: str, pset: str, job: Future) -> None:
+            t0 = time.perf_counter()
+            c, facts = job.result()
+            self.judging_s += time.perf_counter() - t0  # what the run waited for
             trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate,
                           tuple((ch.name, ch.ok) for ch in c.checks))
             self.record_trial(trial, len(plan))
@@ -680,10 +619,56 @@ class HardenedRun(_Run):
             if facts is not None:
                 self.emit("trial", f"trial {i + 1} {judging.checks_line(c)}; {facts.summary()}", None, trial=i,
                           dist=dist, param_set=pset)
-            if not trial.ok and first_fail is None:
-                first_fail = trial
-        if first_fail is not None:
-            raise _Verdict("wrong", f"{first_fail.message} on {first_fail.dist}")
+            if not trial.ok and not first_fail:
+                first_fail.append(trial)
+
+        def settle(block: bool) -> None:
+            while judged and (block or judged[0][3].done()):
+                record(*judged.pop(0))
+
+        def judgement(out: np.ndarray | Comparison, ref: np.ndarray, x: dict, params: dict,
+                      facts_job: Future | None) -> tuple[Comparison, judging.TrialFacts | None]:
+            facts = facts_job.result() if facts_job is not None else None
+            if isinstance(out, Comparison):
+                return out, facts
+            return self.compare(out, ref, x, params, facts), facts
+
+        try:
+            for (i, dist, kind, draw), truth in zip(plan, truths):
+                self.check_cancel()
+                pset_id, params = self.g.params(self.task, kind, draw)
+                pset = self.trial_label(kind, draw)
+                specs = self.st.stage(self.task, TRIAL_SLOT, truth.x)
+                # The trial's facts (checks, predictors) depend only on the trial: computed once per session (the
+                # cached reference array is the key), on another thread while the candidate's call runs.
+                facts_job = parallel.executor().submit(judging.facts_for, self.task, truth.out, truth.x, params,
+                                                       self.mode.atol, self.mode.rtol) \
+                    if self.mode.has("exact_output") else None
+                try:
+                    k = self.call_candidate(specs, pset_id, stale=truth.out)
+                    if isinstance(k.reply, P.Called):
+                        self.kernel_s += k.wall_ns / 1e9
+                    out = self.output_of(k, f"trial {i + 1} ({dist})", "trial")
+                except _Verdict as v:  # keep the trial that ended the run: views know where it failed
+                    settle(block=True)
+                    self.trials.append(Trial(i, dist, pset, False, v.msg))
+                    raise
+                job_args = (out, truth.out, truth.x, params, facts_job)
+                if ahead is not None:
+                    judged.append((i, dist, pset, ahead.submit(judgement, *job_args)))
+                    settle(block=False)
+                else:
+                    t0 = time.perf_counter()
+                    done: Future = Future()
+                    done.set_result(judgement(*job_args))
+                    self.judging_s += time.perf_counter() - t0
+                    record(i, dist, pset, done)
+            settle(block=True)
+        finally:
+            if ahead is not None:
+                ahead.close()
+        if first_fail:
+            raise _Verdict("wrong", f"{first_fail[0].message} on {first_fail[0].dist}")
 
     # -- timing ------------------------------------------------------------------------------------
 
@@ -712,22 +697,24 @@ class HardenedRun(_Run):
             calib = self.calibrate(ref_worker, specs, pset_id)
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
-        buffers = {"ref": np.empty(self.task.out_shape, np.float32), "cand": np.empty(self.task.out_shape, np.float32)}
         fresh = self.mode.has("fresh_inputs")
+        # Work ahead (``cores.Ahead``), on another core while a pair runs: pair p's input is drawn into inputs[p % 2]
+        # while pair p - 1 runs, then copied into the slot between pairs; its outputs land in outputs[p % 2] and are
+        # judged while pair p + 1 runs. The helper runs its jobs in order, and the copy for pair p + 2 waits for its
+        # draw, which comes after pair p's judgement: no buffer is reused before its judgement is done.
+        ahead = Ahead(self.timing_cpu) if fresh and cores.available(self.timing_cpu) else None
+        n_bufs = 2 if ahead is not None else 1
+        inputs = [{k: np.empty_like(v) for k, v in slot.items()} for _ in range(n_bufs)] if ahead else [slot]
+        outputs = [{arm: np.empty(self.task.out_shape, np.float32) for arm in ("ref", "cand")} for _ in range(n_bufs)]
+        cur = [0]  # the buffers of the pair being run
+        pair_no = [-1]
         drawn = [False]
         slot_dist = ["normal"]  # the distribution the slot holds now
         # the set the pair's two calls take: (its id, its parameters, its kind: "default" or a random draw)
         pair_params: list[tuple[str, dict, str]] = [(pset_id, params, "default")]
-
-        def next_input() -> tuple:
-            if fresh or not drawn[0]:
-                slot_dist[0] = "normal"
-                self.g.draw_timing_input(self.task, slot)  # speed is measured on (structured) normal inputs
-                drawn[0] = True
-            self.between_pairs(slot)
-            after_gap[0] = True
-            pair_params[0] = (pset_id, params, "default")
-            return specs
+        # the next pair's draw, started ahead: (a check pair?, the job, its distribution, its parameters)
+        drawn_ahead: list[tuple[bool, Future, str, tuple[str, dict, str]] | None] = [None]
+        judged: list[Future] = []  # judgements left running on the helper, in order
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
         # the explorer still times it, and its views without that distribution must not inherit the failure),
@@ -744,15 +731,80 @@ class HardenedRun(_Run):
         rounds = itertools.cycle(self.rng.permutation(others).tolist())  # (no check pairs when others is empty)
         sets_of = {d: itertools.cycle([unmet[d][int(j)] for j in self.rng.permutation(len(unmet[d]))]) for d in others}
 
-        def check_input() -> tuple:
-            slot_dist[0] = next(rounds)
-            self.g.draw_timing_input(self.task, slot, (slot_dist[0],))
-            drawn[0] = False  # the next counted pair draws afresh even without fresh inputs
-            self.between_pairs(slot)
+        def kind_of(is_check: bool) -> tuple[str, tuple[str, dict, str]]:
+            """A pair's distribution and parameter set: normal with default parameters for a counted pair."""
+            if not is_check:
+                return "normal", (pset_id, params, "default")
+            dist = next(rounds)
+            kind_draw = next(sets_of[dist])
+            return dist, (*psets[kind_draw], kind_draw[0])
+
+        def draw_into(b: int, dist: str) -> None:  # speed is measured on (structured) normal inputs
+            self.g.draw_timing_input(self.task, inputs[b], (dist,))
+
+        def upcoming(is_check: bool) -> None:
+            if ahead is not None:
+                dist, pp = kind_of(is_check)
+                b = (pair_no[0] + 1) % n_bufs
+                drawn_ahead[0] = (is_check, ahead.submit(draw_into, b, dist), dist, pp)
+
+        def place(is_check: bool) -> tuple:
+            pair_no[0] += 1
+            b = cur[0] = pair_no[0] % n_bufs
+            pending, drawn_ahead[0] = drawn_ahead[0], None
+            if pending is not None:
+                pending[1].result()
+            if pending is not None and pending[0] == is_check:
+                dist, pp = pending[2], pending[3]
+            else:
+                dist, pp = kind_of(is_check)
+                if ahead is not None:
+                    ahead.submit(draw_into, b, dist).result()
+                elif fresh or is_check or not drawn[0]:
+                    draw_into(b, dist)
+                    drawn[0] = not is_check  # after a check pair the next counted pair draws afresh
+            slot_dist[0], pair_params[0] = dist, pp
+            settle(block=False)
+            self.between_pairs(slot, copy_from=inputs[b] if ahead is not None else None)
             after_gap[0] = True
-            kind_draw = next(sets_of[slot_dist[0]])
-            pair_params[0] = (*psets[kind_draw], kind_draw[0])
             return specs
+
+        def judge_timed(out: np.ndarray, ref: np.ndarray, x: dict, pp: tuple[str, dict, str], dist: str,
+                        which: str) -> tuple[str, str] | None:
+            c = self.compare(out, ref, x, pp[1], None, timed_dist=dist)
+            if c.ok:
+                return None
+            if which.startswith("check"):  # a pair on another distribution, perhaps with another parameter set
+                which += f" ({dist} inputs, {pp[2]} parameters)"
+            key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
+            return key, f"{which} returned a wrong output ({c.message}); correct only while being checked"
+
+        def found(breach: tuple[str, str] | None) -> None:
+            if breach is not None:
+                key, msg = breach
+                if key not in self.breaches:
+                    self.emit("timing", msg, False)
+                self.breach(key, msg)
+
+        def settle(block: bool = True) -> None:
+            """The judgements done so far (all of them, waiting, with ``block``), recorded in order."""
+            while judged and (block or judged[0].done()):
+                t0 = time.perf_counter()
+                breach = judged.pop(0).result()
+                self.judging_s += time.perf_counter() - t0  # what the run waited for
+                found(breach)
+
+        def check_timed(out: np.ndarray, ref: np.ndarray, which: str) -> None:
+            if defences.TIMED in self.breaches:
+                return  # closeness already failed on a timed output: every view with check_timed on says wrong
+            job = (out, ref, inputs[cur[0]], pair_params[0], slot_dist[0], which)
+            if ahead is None:
+                t0 = time.perf_counter()
+                breach = judge_timed(*job)
+                self.judging_s += time.perf_counter() - t0
+                found(breach)
+            else:
+                judged.append(ahead.submit(judge_timed, *job))
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
         cost = interleaved.CallCost(calib)  # measured in place on the twin's reference calls (see CallCost)
@@ -777,7 +829,7 @@ class HardenedRun(_Run):
         def ref_call(s: tuple) -> TimedCall:
             req = P.Call(f"ref:{self.task.name}", pair_params[0][0], s, "readonly", "pool")
             try:
-                k = ref_worker.run(req, self.remaining(), ("<f4", self.task.out_shape), buffers["ref"])
+                k = ref_worker.run(req, self.remaining(), ("<f4", self.task.out_shape), outputs[cur[0]]["ref"])
             except WorkerError as e:
                 raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
             if k.output is None:
@@ -786,7 +838,8 @@ class HardenedRun(_Run):
 
         def cand_call(s: tuple) -> TimedCall:
             after_gap[0] = False
-            k = self.call_candidate(s, pair_params[0][0], buffers["cand"], stale=buffers["ref"], same_objects=not fresh)
+            k = self.call_candidate(s, pair_params[0][0], outputs[cur[0]]["cand"], stale=outputs[cur[0]]["ref"],
+                                    same_objects=not fresh)
             self.fail_on(k.reply, "timing", "while timing: ")
             self.check_threads("timing", "after a timed call")
             reply = k.reply
@@ -796,24 +849,11 @@ class HardenedRun(_Run):
             out = k.output if k.output is not None else self._read_any(reply).output
             return TimedCall(seconds(k, "cand"), out)  # type: ignore[arg-type]
 
-        def check_timed(out: np.ndarray, ref: np.ndarray, which: str) -> None:
-            if defences.TIMED in self.breaches:
-                return  # closeness already failed on a timed output: every view with check_timed on says wrong
-            c = self.compare(out, ref, {k: v for k, v in slot.items()}, pair_params[0][1], timed_dist=slot_dist[0])
-            if not c.ok:
-                key = defences.timed_breach(ch.name for ch in c.checks if ch.ok is False)
-                if which.startswith("check"):  # a pair on another distribution, perhaps with another parameter set
-                    which += f" ({slot_dist[0]} inputs, {pair_params[0][2]} parameters)"
-                msg = f"{which} returned a wrong output ({c.message}); correct only while being checked"
-                if key not in self.breaches:
-                    self.emit("timing", msg, False)
-                self.breach(key, msg)
-
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
         try:
             self.timing, kernel_s = interleaved.measure(
-                self.task, tp, ref_call=ref_call, cand_call=cand_call, next_input=next_input,
+                self.task, tp, ref_call=ref_call, cand_call=cand_call, next_input=lambda: place(False),
                 check_timed=check_timed if self.mode.has("check_timed") else None, budget_s=budget,
                 rng=self.rng, emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
                 now=time.perf_counter, blas_threads=self.g.blas_threads,
@@ -821,9 +861,13 @@ class HardenedRun(_Run):
                 pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
                 floor=self.mode.has("roofline_floor"),
                 on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"),
-                check_input=check_input if fresh and others else None, min_checks=len(others))
+                check_input=(lambda: place(True)) if fresh and others else None, min_checks=len(others),
+                upcoming=upcoming if ahead is not None else None, settle=settle)
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
+        finally:
+            if ahead is not None:
+                ahead.close()
         self.kernel_s += kernel_s
         n = self.timing.n_samples
         if len(own_clock["ref"]) >= n and len(own_clock["cand"]) >= n and min(own_clock["cand"][-n:]) > 0:

@@ -136,7 +136,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             blas_threads: int | None, budget_cap_s: float | None = None, pids: Sequence[int] = (),
             floor: bool = True, on_implausible: Callable[[str], None] | None = None,
             ref_first: bool = False, check_input: Callable[[], Any] | None = None,
-            min_checks: int = 0) -> tuple[Timing, float]:
+            min_checks: int = 0, upcoming: Callable[[bool], None] | None = None,
+            settle: Callable[[], None] | None = None) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
     ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
@@ -149,7 +150,10 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     ``EARLY_MIN_RUNS + min_checks`` pairs (the caller cycles its distributions, so each is checked while timing
     even when the run stops early: at random alone, a kernel wrong on two distributions of four escaped a
     10-pair run 26 % of the time). ``ref_first``: the reference first in every pair (a grader whose allocator
-    the two share, as KernelBench's, runs it first), instead of a random order."""
+    the two share, as KernelBench's, runs it first), instead of a random order. ``upcoming(is_check)``: called
+    once a pair's input is placed, with what the next pair will be (a check pair or a counted one), decided one
+    pair ahead so that its input can be drawn while this pair runs; ``settle()``, after the last pair: waits for
+    judgements ``check_timed`` left running."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
 
@@ -160,23 +164,35 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         c = cand_call(x)
         return ref_call(x), c
 
-    for k in range(policy.warmup):
-        r, c = pair(next_input(), True)
-        # judged too (12-03 audit: zeros on the 6th and 7th calls, the warm-up's, passed "every timed output
-        # checked"): not timed, but a call the candidate cannot tell from a timed one is a call that must be right
-        if check_timed is not None:
-            check_timed(c.output, r.output, f"warm-up call {k + 1}")
+    def placed(x: Any, next_is_check: bool) -> Any:
+        if upcoming is not None:
+            upcoming(next_is_check)
+        return x
+
     ref_t: list[float] = []
     cand_t: list[float] = []
     checked = 0
     kernel_extra = 0.0
     orders = pair_orders(rng, ref_first)
     cap = budget_s if budget_cap_s is None else max(budget_s, budget_cap_s)
+    span = EARLY_MIN_RUNS + min_checks if check_input is not None and check_timed is not None else 0
+    forced = set(rng.choice(span, size=min_checks, replace=False).tolist()) if span and min_checks else set()
+
+    def is_check(i: int) -> bool:
+        return bool(i in forced or (span and i >= span and rng.random() < CHECK_SHARE))
+
+    # whether each pair is a check pair, decided one pair ahead (``upcoming``)
+    first = is_check(0)
+    for k in range(policy.warmup):
+        r, c = pair(placed(next_input(), first if k == policy.warmup - 1 else False), True)
+        # judged too (12-03 audit: zeros on the 6th and 7th calls, the warm-up's, passed "every timed output
+        # checked"): not timed, but a call the candidate cannot tell from a timed one is a call that must be right
+        if check_timed is not None:
+            check_timed(c.output, r.output, f"warm-up call {k + 1}")
     meter = LoadMeter(pids).start()
     t0 = now()
     reason: str | None = None
-    span = EARLY_MIN_RUNS + min_checks if check_input is not None and check_timed is not None else 0
-    forced = set(rng.choice(span, size=min_checks, replace=False).tolist()) if span and min_checks else set()
+    this_is_check = first
     i = -1  # pairs so far, counted and check
     while True:
         i += 1
@@ -189,25 +205,32 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             if reason is not None:
                 break
         check_cancel()
-        if i in forced or (span and i >= span and rng.random() < CHECK_SHARE):
+        if i > 0:
+            this_is_check = next_is_check
+        next_is_check = is_check(i + 1)
+        if this_is_check:
             # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
             # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
-            r, c = pair(check_input(), next(orders))
+            assert check_input is not None and check_timed is not None
+            r, c = pair(placed(check_input(), next_is_check), next(orders))
             check_timed(c.output, r.output, f"check call {checked + 1}")
             checked += 1
             kernel_extra += r.seconds + c.seconds
             continue
-        r, c = pair(next_input(), next(orders))
+        r, c = pair(placed(next_input(), next_is_check), next(orders))
         ref_t.append(r.seconds)
         cand_t.append(c.seconds)
-        # Every timed output is judged (between pairs, never beside a timed call): with a secret sample, a
-        # kernel skipping the work on half its calls escaped a quarter-share check 0.75^10 = 6 % of the time.
+        # Every timed output is judged (by the caller, perhaps on another core while the next pair runs): with a
+        # secret sample, a kernel skipping the work on half its calls escaped a quarter-share check 0.75^10 = 6 %
+        # of the time.
         if check_timed is not None:
             check_timed(c.output, r.output, f"timed call {len(cand_t)}")
             checked += 1
         if len(cand_t) % 5 == 0:
             emit(f"{len(cand_t)} pairs: reference {np.median(ref_t) * 1e3:.3f} ms, candidate "
                  f"{np.median(cand_t) * 1e3:.3f} ms", None)
+    if settle is not None:
+        settle()
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t) + kernel_extra
     timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads)

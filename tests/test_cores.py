@@ -1,0 +1,59 @@
+"""The grader's work ahead (``kbench.grading.cores.Ahead``): off the timing core, one pass at a time, in order,
+and the same values a draw gives on the grading thread."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from kbench.core import distributions, parallel
+from kbench.grading import cores
+
+pytestmark = pytest.mark.skipif(not cores.available(max(os.sched_getaffinity(0))),
+                                reason="one usable core: nothing can go ahead (reported by the grader's timing)")
+
+
+def test_work_ahead_runs_off_the_timing_core_on_one_thread():
+    timing = max(os.sched_getaffinity(0))
+    ahead = cores.Ahead(timing)
+    try:
+        seen: list[tuple[set[int], set[str]]] = []
+
+        def job() -> None:
+            names = set(parallel.map_(lambda _: threading.current_thread().name, [0, 1]))
+            seen.append((os.sched_getaffinity(0), names))
+
+        ahead.submit(job).result()
+    finally:
+        ahead.close()
+    cpus, names = seen[0]
+    assert timing not in cpus and cpus  # never on the timing core
+    assert len(names) == 1 and next(iter(names)).startswith("kbench-ahead")  # both parts on the helper itself
+
+
+def test_a_draw_ahead_gives_the_values_of_a_draw_on_the_grading_thread():
+    """The draw keeps its parts (and their child generators), so the values do not depend on where it ran."""
+    timing = max(os.sched_getaffinity(0))
+    d = distributions.get("normal")
+    here = d.sample_into(np.random.default_rng([7, 1]), np.empty(1 << 20, np.float32))
+    there = np.empty(1 << 20, np.float32)
+    ahead = cores.Ahead(timing)
+    try:
+        ahead.submit(d.sample_into, np.random.default_rng([7, 1]), there).result()
+    finally:
+        ahead.close()
+    assert np.array_equal(here, there)
+
+
+def test_jobs_run_in_the_order_submitted():
+    ahead = cores.Ahead(max(os.sched_getaffinity(0)))
+    order: list[int] = []
+    try:
+        jobs = [ahead.submit(order.append, i) for i in range(50)]
+        jobs[-1].result()
+    finally:
+        ahead.close()
+    assert order == list(range(50))
