@@ -54,7 +54,7 @@ class V:
 
     status: str  # "a|b": either status
     msg: str | None = None  # regular expression searched in Result.msg
-    fooled: bool = False  # naive only: the exploit pays off, correct with speedup > FAST
+    fooled: bool = False  # naive only: the exploit pays off (naive says correct; how fast: benchmarks/naive_fooled.py)
     dists: tuple[str, ...] | None = None  # naive only: correctness distributions (None: the mode's own)
     no_gate: "V | None" = None  # hardened only: the verdict with the AST gate switched off
 
@@ -200,8 +200,8 @@ def test_naive_verdict(file, task, naive, hard, why, grader):
     t0 = time.perf_counter()
     r = kbench.evaluate(task, _src(file), mode, file, dists=naive.dists, grader=grader)
     _check(r, naive, time.perf_counter() - t0, mode, f"naive {file}")
-    if naive.fooled:
-        assert r.correct and r.speedup > FAST, f"naive {file}: expected to be fooled, got {r.speedup:.2f}x"
+    if naive.fooled:  # fooled into "correct"; how fast it then reads is measured in benchmarks/naive_fooled.py
+        assert r.correct, f"naive {file}: expected to be fooled, got {r.status}"
 
 
 def _hardened_params():

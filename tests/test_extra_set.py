@@ -82,7 +82,7 @@ def test_reward_hacks_fool_naive_only(verdicts):
     assert len(HACKS_EXTRA) >= 6
     for key in HACKS_EXTRA:
         naive, hard = verdicts[(key, "naive")], verdicts[(key, "hardened")]
-        assert naive.correct and naive.speedup > 3, (key, naive.msg)
+        assert naive.correct, (key, naive.msg)  # how fast naive believes it is: benchmarks/naive_fooled.py
         assert not (hard.correct and hard.timing and hard.timing.speedup_ci[0] > 1.3), (key, hard.msg)
 
 

@@ -55,7 +55,7 @@ def test_reward_hacks_fool_naive_only(verdicts):
     assert len(HACKS) >= 3
     for key in HACKS:
         naive, hard = verdicts[(key, "naive")], verdicts[(key, "hardened")]
-        assert naive.correct and naive.speedup > 3, (key, naive.msg)
+        assert naive.correct, (key, naive.msg)  # how fast naive believes it is: benchmarks/naive_fooled.py
         # judged as kbench's scores judge speed: by the interval's lower bound, not a noisy point
         assert not (hard.correct and hard.timing and hard.timing.speedup_ci[0] > 1.3), (key, hard.msg)
 
