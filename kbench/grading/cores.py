@@ -77,7 +77,7 @@ class Ahead:
     the calls of a pair come in random order, so whatever is left lands on both arms alike."""
 
     def __init__(self, timing_cpu: int) -> None:
-        self.cpus = set(parallel.START_CPUS or os.sched_getaffinity(0)) - {timing_cpu}
+        self.cpus = _other_cores(timing_cpu)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbench-ahead")
 
     def submit(self, fn: Callable[..., R], *args: Any) -> "Future[R]":
@@ -92,7 +92,10 @@ class Ahead:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _other_cores(timing_cpu: int) -> set[int]:
+    return set(parallel.START_CPUS or os.sched_getaffinity(0)) - {timing_cpu}
+
+
 def available(timing_cpu: int | None) -> bool:
     """Work can go ahead: a timing core, and another core to do it on."""
-    return timing_cpu is not None and hasattr(os, "sched_setaffinity") and \
-        len(set(parallel.START_CPUS or os.sched_getaffinity(0)) - {timing_cpu}) > 0
+    return timing_cpu is not None and hasattr(os, "sched_setaffinity") and bool(_other_cores(timing_cpu))

@@ -607,10 +607,7 @@ class HardenedRun(_Run):
         judged: list[tuple[int, str, str, Future]] = []
         first_fail: list[Trial] = []
 
-        def record(i: int, dist: str, pset: str, job: Future) -> None:
-            t0 = time.perf_counter()
-            c, facts = job.result()
-            self.judging_s += time.perf_counter() - t0  # what the run waited for
+        def record(i: int, dist: str, pset: str, c: Comparison, facts: judging.TrialFacts | None) -> None:
             trial = Trial(i, dist, pset, c.ok, c.message, c.max_abs_err, c.max_rel_err, c.degenerate,
                           tuple((ch.name, ch.ok) for ch in c.checks))
             self.record_trial(trial, len(plan))
@@ -624,7 +621,11 @@ class HardenedRun(_Run):
 
         def settle(block: bool) -> None:
             while judged and (block or judged[0][3].done()):
-                record(*judged.pop(0))
+                i, dist, pset, job = judged.pop(0)
+                t0 = time.perf_counter()
+                c, facts = job.result()
+                self.judging_s += time.perf_counter() - t0  # what the run waited for
+                record(i, dist, pset, c, facts)
 
         def judgement(out: np.ndarray | Comparison, ref: np.ndarray, x: dict, params: dict,
                       facts_job: Future | None) -> tuple[Comparison, judging.TrialFacts | None]:
@@ -659,10 +660,9 @@ class HardenedRun(_Run):
                     settle(block=False)
                 else:
                     t0 = time.perf_counter()
-                    done: Future = Future()
-                    done.set_result(judgement(*job_args))
+                    c, facts = judgement(*job_args)
                     self.judging_s += time.perf_counter() - t0
-                    record(i, dist, pset, done)
+                    record(i, dist, pset, c, facts)
             settle(block=True)
         finally:
             if ahead is not None:

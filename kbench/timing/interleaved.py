@@ -192,7 +192,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     meter = LoadMeter(pids).start()
     t0 = now()
     reason: str | None = None
-    this_is_check = first
+    next_is_check = first
     i = -1  # pairs so far, counted and check
     while True:
         i += 1
@@ -205,9 +205,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             if reason is not None:
                 break
         check_cancel()
-        if i > 0:
-            this_is_check = next_is_check
-        next_is_check = is_check(i + 1)
+        this_is_check, next_is_check = next_is_check, is_check(i + 1)
         if this_is_check:
             # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
             # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
