@@ -13,7 +13,8 @@ and the same MiB moved by a plain ``np.copyto`` in this process (the memory-spee
 divides (stage + call + after) by the MiB moved in and out (2 × size), target <= 0.1 ms for 1-16 MiB.
 Empty calls: ``Ping`` (no kernel, no output) on a candidate worker (stop/continue included) and on a
 reference worker that is never stopped (the pipe alone), and an empty ``Call`` returning a 4-byte array.
-Target: <= 0.1 ms for the empty call.
+Target: <= 0.1 ms for the empty call. Each sweep runs twice, alternated: as an evaluation runs its calls (idle
+cores polling, the grading thread's short slice: ``kbench.timing.wakeups``) and without either.
 
     python benchmarks/roundtrip.py [--reps 31]
 """
@@ -118,12 +119,34 @@ def table(rows: list[tuple], empty: dict[str, float], title: str) -> "Table":
 
 
 def main() -> int:
+    import contextlib
+
+    from kbench.timing import wakeups
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=31)
+    ap.add_argument("--rounds", type=int, default=2, help="sweeps of each setting, alternated")
     args = ap.parse_args()
-    t0 = header("Call round trip", "one hardened call beyond its kernel, 4 KiB..16 MiB, and an empty call")
-    rows, empty = sweep(args.reps)
-    return footer(t0, table(rows, empty, f"call round trip (load avg {loadavg()})"))
+    t0 = header("Call round trip", "one hardened call beyond its kernel, 4 KiB..16 MiB, and an empty call; "
+                                   "as an evaluation makes it (kbench.timing.wakeups held) and with idle cores halting")
+    tables = []
+    empties: dict[str, list[float]] = {"graded": [], "halting": []}
+    for r in range(args.rounds):
+        for setting in ("graded", "halting"):
+            held = contextlib.ExitStack()
+            if setting == "graded":
+                held.enter_context(wakeups.held())
+                held.enter_context(wakeups.prompt())
+                what = wakeups.state()
+            else:
+                what = "no PM QoS request, the default slice"
+            with held:
+                rows, empty = sweep(args.reps)
+            empties[setting].append(next(v for k, v in empty.items() if "empty" in k))
+            tables.append(table(rows, empty, f"{setting}, round {r + 1}: {what} (load avg {loadavg()})"))
+    med = {k: statistics.median(v) * 1e3 for k, v in empties.items()}
+    return footer(t0, *tables, f"empty Call, median of the rounds: {med['graded']:.3f} ms as graded, "
+                              f"{med['halting']:.3f} ms with idle cores halting (target <= 0.1 ms)")
 
 
 if __name__ == "__main__":

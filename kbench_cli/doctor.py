@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kbench.sandbox import confine
 from kbench.sandbox.server import Worker, WorkerError
+from kbench.timing import wakeups
 
 
 def run_doctor() -> int:
@@ -38,6 +39,8 @@ def run_doctor() -> int:
             table.add_row(layer, "[bold red]missing[/]", confine.BLOCKS[layer], missing.get(layer, "not applied"))
     console.print(table)
     console.print(f"kernel {platform.release()}, Landlock ABI {confine.landlock_abi()}, running as uid {os.getuid()}")
+    # Not sandbox layers: what a timed call's round trip costs depends on them (kbench.timing.wakeups).
+    console.print(f"timing: {wakeups.state()}; {wakeups.slice_state()}")
     if hello.missing:
         console.print("[yellow]A missing layer means what it blocks is stopped only by the other layers and "
                       "by the audit hook's Python-level checks (see the README's threat model).[/]")

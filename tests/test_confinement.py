@@ -369,6 +369,8 @@ def test_doctor_lists_every_layer_and_its_state():
         assert line is not None and any(w in line for w in ("active", "missing", "partial", "not needed")), \
             (layer, p.stdout)
     assert (p.returncode == 0) == ("every layer holds" in p.stdout)
+    timing = next(ln for ln in p.stdout.splitlines() if ln.startswith("timing: "))  # the wake-ups, said either way
+    assert timing.startswith(("timing: idle cores poll", "timing: idle cores halt")), timing
 
 
 def test_the_worker_carries_no_secret_and_no_command_line_of_the_grader(monkeypatch):

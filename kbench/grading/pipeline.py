@@ -38,7 +38,7 @@ from kbench.grading.truth import Grader, Staging, default_grader, prepare
 from kbench.sandbox import protocol as P
 from kbench.sandbox.arena import ScratchArena
 from kbench.sandbox.server import KernelCall, Worker, WorkerError
-from kbench.timing import blocked, interleaved, stats
+from kbench.timing import blocked, interleaved, stats, wakeups
 from kbench.timing.interleaved import TimedCall, TimingAborted
 
 #: Entered around the timing step; yields the core to time on (None: keep the grader's).
@@ -916,6 +916,6 @@ def evaluate(task: "Task | str", src: str, mode: "Mode | str" = "hardened", cand
     if dists is not None:
         m = m.with_dists(tuple(dists))
     g = grader or default_grader()
-    with g.lock, parallel.one_blas_thread():
+    with g.lock, parallel.one_blas_thread(), wakeups.held(), wakeups.prompt():
         return PROCEDURES[m.procedure](g, t, src, m, cand_name, on_event, cancel, timing_lane).execute()
 

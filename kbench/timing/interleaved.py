@@ -23,7 +23,7 @@ import numpy as np
 from kbench.core.modes import TimingPolicy
 from kbench.core.results import Timing
 from kbench.core.tasks import Task
-from kbench.timing import roofline
+from kbench.timing import roofline, wakeups
 from kbench.timing.load import LoadMeter
 from kbench.timing.stats import (DECISION_POINTS, EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders,
                                  speedup_point, stop_reason, with_run_to_run)
@@ -155,7 +155,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     pair ahead so that its input can be drawn while this pair runs; ``settle()``, after the last pair: waits for
     judgements ``check_timed`` left running."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
-         f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s", None)
+         f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s; {wakeups.state()}", None)
 
     def pair(x: Any, ref_first: bool) -> tuple[TimedCall, TimedCall]:
         if ref_first:
