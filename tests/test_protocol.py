@@ -269,3 +269,22 @@ def test_a_child_whose_client_left_before_its_start_up_data_exits_quietly():
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert p.stdout.strip() == "alive", (p.stdout, p.stderr[-2000:])
     assert "Traceback" not in p.stderr and "EOFError" not in p.stderr, p.stderr[-2000:]
+
+
+def test_an_output_read_on_another_core_is_the_same_and_the_thread_comes_back():
+    """While the grader times, outputs are read on the timing core (``Worker.read_cpu``: idle while the worker is
+    stopped): the same bytes, and the grading thread's own cores again after the read."""
+    import os
+
+    from tests.sandbox_probe import ready
+
+    cpus = sorted(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    with Worker("candidate") as w:
+        arena, spec = ready(w, "def forward(x, params, alloc):\n    return x['x'] * 3\n")
+        call, expect = P.Call("cand", "p", spec), ("<f4", (16,))
+        w.read_cpu = cpus[-1]
+        k = w.run(call, 10.0, expect)
+        assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * 3)
+        assert os.sched_getaffinity(0) == mine
+        arena.close()

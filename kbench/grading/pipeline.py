@@ -851,6 +851,10 @@ class HardenedRun(_Run):
 
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
+        read_on = self.timing_cpu if ahead is not None else None
+        for w in (self.worker, self.twin):
+            if w is not None:
+                w.read_cpu = read_on
         try:
             self.timing, kernel_s = interleaved.measure(
                 self.task, tp, ref_call=ref_call, cand_call=cand_call, next_input=lambda: place(False),
@@ -868,6 +872,9 @@ class HardenedRun(_Run):
         finally:
             if ahead is not None:
                 ahead.close()
+            for w in (self.worker, self.twin):
+                if w is not None:
+                    w.read_cpu = None
         self.kernel_s += kernel_s
         n = self.timing.n_samples
         if len(own_clock["ref"]) >= n and len(own_clock["cand"]) >= n and min(own_clock["cand"][-n:]) > 0:

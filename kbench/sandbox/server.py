@@ -263,6 +263,24 @@ class WorkerError(Exception):
         self.kind = kind
 
 
+@contextlib.contextmanager
+def _on_cpu(cpu: int | None) -> Iterator[None]:
+    """The calling thread on ``cpu`` for the block (nothing when None or not possible)."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
 def _exit_text(code: int | None) -> str:
     if code is None:
         return "worker died"
@@ -349,6 +367,9 @@ class Worker:
         self._next_slot = 0  # never reused: a frame can only ever mean the call it was prepared for
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
         self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
+        #: The core a timed output is read on (None: wherever the calling thread runs). While the grader times, the
+        #: timing core: idle while the worker is stopped, where the other core is full of the grader's work.
+        self.read_cpu: int | None = None
         self._iov_local, self._iov_remote = ctypes.byref(self._iov[0]), ctypes.byref(self._iov[1])
         self._sentinel = select.poll()
         self._sentinel.register(self.proc.sentinel, select.POLLIN)
@@ -408,7 +429,8 @@ class Worker:
             out = None
             if isinstance(reply, P.Called) and reply.out_type == "numpy.ndarray" and expect is not None \
                     and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
-                out = self.read(reply.out_addr, reply.nbytes, into, expect)
+                with _on_cpu(self.read_cpu):
+                    out = self.read(reply.out_addr, reply.nbytes, into, expect)
             return KernelCall(reply, wall, cpu, out)
 
     def _prepare(self, call: P.Call, expect: tuple[str, tuple[int, ...]], timeout: float
