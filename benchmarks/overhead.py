@@ -211,9 +211,12 @@ def main() -> int:
     try:
         w0 = time.perf_counter()
         grader = Grader()
+        kernels_of: list[float] = []  # C per evaluation: every worker-reported kernel during it
         for i, c in enumerate(library, 1):
             progress(f"{i}/{len(library)} {c.key}")
+            k0 = probe.kernel
             results.append((c, evaluate(TASK[c.task], c.src, HARDENED, c.name, grader=grader)))
+            kernels_of.append(probe.kernel - k0)
         grader.close()
         wall = time.perf_counter() - w0
     finally:
@@ -272,10 +275,12 @@ def main() -> int:
     if probe.skipped:
         console.print(f"[yellow]not instrumented (not found in this engine version): {', '.join(probe.skipped)}[/]")
 
-    per = Table("candidate", "status", "wall s", "timing-loop kernel s", "pairs", "t_ref", "t_cand",
-                title="per evaluation")
-    for c, r in results:
-        per.add_row(c.key, r.status, f"{r.overhead.get('wall_s', r.elapsed):.2f}", f"{r.overhead.get('kernel_s', 0):.2f}",
+    per = Table("candidate", "status", "wall s", "timing-loop kernel s", "every kernel s", "wall / every kernel",
+                "pairs", "t_ref", "t_cand", title="per evaluation")
+    for (c, r), k in zip(results, kernels_of):
+        w = r.overhead.get('wall_s', r.elapsed)
+        per.add_row(c.key, r.status, f"{w:.2f}", f"{r.overhead.get('kernel_s', 0):.2f}", f"{k:.2f}",
+                    f"{w / k:.2f}x" if k > 0 else "",
                     str(r.timing.n_samples) if r.timing else "", f"{r.t_ref * 1e3:.2f} ms" if r.timing else "",
                     f"{r.t_cand * 1e3:.2f} ms" if r.timing else "")
     console.print(per)

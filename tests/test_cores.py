@@ -57,3 +57,37 @@ def test_jobs_run_in_the_order_submitted():
     finally:
         ahead.close()
     assert order == list(range(50))
+
+
+def test_the_grading_thread_works_between_calls_on_the_timing_core_and_leaves_it_after_timing():
+    """While a pair's workers are stopped the grading thread does its work on the idle timing core
+    (``parallel.park``), never while a worker runs there; after the evaluation it has its own cores back."""
+    from kbench.core import parallel
+    from kbench.grading.pipeline import evaluate
+    from kbench.sandbox import server
+
+    mine = os.sched_getaffinity(0)
+    during_calls: list[set[int]] = []
+    between: list[set[int]] = []
+    send, park = server.Worker._send_frame, parallel.park
+
+    def spy_send(self: server.Worker, *a: object) -> None:
+        during_calls.append(os.sched_getaffinity(0))
+        send(self, *a)
+
+    def spy_park(cpu: int) -> None:
+        park(cpu)
+        between.append(os.sched_getaffinity(0))
+
+    server.Worker._send_frame, parallel.park = spy_send, spy_park  # type: ignore[method-assign]
+    try:
+        r = evaluate("L1_gelu", "def forward(x, params, alloc):\n    v = x['x']\n"
+                     "    return 0.5 * v * (1.0 + np.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))\n", "hardened")
+    finally:
+        server.Worker._send_frame, parallel.park = send, park  # type: ignore[method-assign]
+    assert r.timing is not None, r.message
+    assert between, "the grading thread never moved to the timing core between calls"
+    cores_between = set().union(*between)
+    assert len(cores_between) == 1  # one core: the timing core
+    assert during_calls and all(not (c <= cores_between) for c in during_calls)  # no request sent from there
+    assert os.sched_getaffinity(0) == mine

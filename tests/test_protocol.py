@@ -271,20 +271,33 @@ def test_a_child_whose_client_left_before_its_start_up_data_exits_quietly():
     assert "Traceback" not in p.stderr and "EOFError" not in p.stderr, p.stderr[-2000:]
 
 
-def test_an_output_read_on_another_core_is_the_same_and_the_thread_comes_back():
+def test_an_output_read_on_another_core_is_the_same_and_the_thread_leaves_that_core_before_the_next_request():
     """While the grader times, outputs are read on the timing core (``Worker.read_cpu``: idle while the worker is
-    stopped): the same bytes, and the grading thread's own cores again after the read."""
+    stopped): the same bytes; the grading thread stays there for its work between calls, and is back on its own
+    cores before its next request lets a worker run, and after ``parallel.unpark``."""
     import os
 
+    from kbench.core import parallel
     from tests.sandbox_probe import ready
 
     cpus = sorted(os.sched_getaffinity(0))
     mine = os.sched_getaffinity(0)
+    seen: list[set[int]] = []
     with Worker("candidate") as w:
         arena, spec = ready(w, "def forward(x, params, alloc):\n    return x['x'] * 3\n")
         call, expect = P.Call("cand", "p", spec), ("<f4", (16,))
         w.read_cpu = cpus[-1]
         k = w.run(call, 10.0, expect)
         assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * 3)
+        if len(cpus) > 1:
+            assert os.sched_getaffinity(0) == {cpus[-1]}  # parked on the idle core after the read
+        send = w._send_frame
+        w._send_frame = lambda *a: (seen.append(os.sched_getaffinity(0)), send(*a))[1]  # type: ignore[method-assign]
+        w.read_cpu = None
+        assert isinstance(w.call(P.Ping(), 10.0), P.Pong)
+        assert seen and seen[0] == mine  # moved back before the request went out
+        w.read_cpu = cpus[-1]
+        w.run(call, 10.0, expect)
+        parallel.unpark()
         assert os.sched_getaffinity(0) == mine
         arena.close()

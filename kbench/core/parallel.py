@@ -29,6 +29,65 @@ THREADS = max(1, min(2, USABLE_CPUS))
 START_CPUS: frozenset[int] = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
 
 
+@contextlib.contextmanager
+def on_cpus(cpus: "set[int] | frozenset[int] | None") -> Iterator[None]:
+    """Run the block on ``cpus`` (this thread only; as it was when None, empty or not settable)."""
+    if not cpus or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    if mine == cpus:
+        yield
+        return
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            os.sched_setaffinity(0, mine)
+        except OSError:
+            pass
+
+
+_parked = threading.local()
+
+
+def park(cpu: int) -> None:
+    """Move the calling thread onto ``cpu`` until ``unpark()`` (a no-op while parked, or where it cannot move).
+
+    Why: while the grader times, the grading thread shares the other core with the helper that draws and judges
+    ahead (``kbench.grading.cores.Ahead``), and that core is the full one: on 12-04 a softmax pair needed ~16 ms
+    of the helper's CPU and ~4 ms of the grading thread's there, for ~9 ms of kernels on the timing core, and the
+    grading thread waited 1.4-1.8 ms for that core at each wake-up (its run-queue wait). Once a worker is stopped
+    the timing core is idle until the next request, so the grading thread does its work between calls there."""
+    if getattr(_parked, "home", None) is not None or not hasattr(os, "sched_setaffinity"):
+        return
+    home = os.sched_getaffinity(0)
+    if home == {cpu}:
+        return
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        return
+    _parked.home = home
+
+
+def unpark() -> None:
+    """The calling thread back on the cores it had before ``park`` (nothing when it is not parked)."""
+    home = getattr(_parked, "home", None)
+    if home is None:
+        return
+    _parked.home = None
+    try:
+        os.sched_setaffinity(0, home)
+    except OSError:
+        pass
+
+
 def every_core() -> None:
     """Give the calling thread every core the process started with."""
     if START_CPUS:

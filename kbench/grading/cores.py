@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, ContextManager, Iterator, TypeVar
+from typing import Any, Callable, ContextManager, TypeVar
 
 import numpy as np
 
@@ -16,28 +16,7 @@ from kbench.core import parallel
 R = TypeVar("R")
 
 
-@contextlib.contextmanager
-def on_cpus(cpus: "set[int] | None") -> Iterator[None]:
-    """Run the block on ``cpus`` (this thread only; as it was when None, empty or not settable)."""
-    if not cpus or not hasattr(os, "sched_setaffinity"):
-        yield
-        return
-    mine = os.sched_getaffinity(0)
-    if mine == cpus:
-        yield
-        return
-    try:
-        os.sched_setaffinity(0, cpus)
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        try:
-            os.sched_setaffinity(0, mine)
-        except OSError:
-            pass
+on_cpus = parallel.on_cpus
 
 
 def on_cpu(cpu: int | None) -> ContextManager[None]:

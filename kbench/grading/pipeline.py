@@ -875,6 +875,7 @@ class HardenedRun(_Run):
             for w in (self.worker, self.twin):
                 if w is not None:
                     w.read_cpu = None
+            parallel.unpark()  # the grading thread stayed on the timing core after the last read
         self.kernel_s += kernel_s
         n = self.timing.n_samples
         if len(own_clock["ref"]) >= n and len(own_clock["cand"]) >= n and min(own_clock["cand"][-n:]) > 0:

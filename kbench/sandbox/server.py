@@ -45,6 +45,7 @@ from typing import Any, Iterator, Literal
 import numpy as np
 
 from kbench.core.once import once
+from kbench.core import parallel
 from kbench.core.parallel import every_core
 from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
@@ -263,24 +264,6 @@ class WorkerError(Exception):
         self.kind = kind
 
 
-@contextlib.contextmanager
-def _on_cpu(cpu: int | None) -> Iterator[None]:
-    """The calling thread on ``cpu`` for the block (nothing when None or not possible)."""
-    if cpu is None or not hasattr(os, "sched_setaffinity"):
-        yield
-        return
-    mine = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {cpu})
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, mine)
-
-
 def _exit_text(code: int | None) -> str:
     if code is None:
         return "worker died"
@@ -368,7 +351,9 @@ class Worker:
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
         self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
         #: The core a timed output is read on (None: wherever the calling thread runs). While the grader times, the
-        #: timing core: idle while the worker is stopped, where the other core is full of the grader's work.
+        #: timing core: idle while the worker is stopped, where the other core is full of the grader's work. The
+        #: calling thread stays there (``parallel.park``) until its next request to any worker, which moves it back
+        #: before the worker runs: the grader's work between calls is done on the idle core too.
         self.read_cpu: int | None = None
         self._iov_local, self._iov_remote = ctypes.byref(self._iov[0]), ctypes.byref(self._iov[1])
         self._sentinel = select.poll()
@@ -379,6 +364,7 @@ class Worker:
     def call(self, request: P.Request, timeout: float, fd: int | None = None) -> P.Reply:
         """Send ``request`` (and ``fd``, for MapArena); return its reply (or a ``protocol.Failure``), or raise
         WorkerError."""
+        parallel.unpark()  # never on the worker's core while it runs (see read_cpu)
         deadline = _Deadline(timeout)
         if isinstance(request, P.MapArena) and request.kind == "inputs":
             self._prepared.clear()  # the worker forgets its prepared calls with the arena they read
@@ -403,6 +389,7 @@ class Worker:
         stop the worker at the reply whatever its role (timed calls treat both arms the same way). A call with an
         ``expect`` is prepared first (``P.Prepare``, untimed): the timed round trip then carries a few bytes each
         way."""
+        parallel.unpark()  # never on the worker's core while it runs (see read_cpu)
         prepared = self._prepare(request, expect, timeout) if isinstance(request, P.Call) and expect else None
         deadline = _Deadline(timeout)
         with self._ending_on_error():
@@ -429,8 +416,9 @@ class Worker:
             out = None
             if isinstance(reply, P.Called) and reply.out_type == "numpy.ndarray" and expect is not None \
                     and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
-                with _on_cpu(self.read_cpu):
-                    out = self.read(reply.out_addr, reply.nbytes, into, expect)
+                if self.read_cpu is not None:
+                    parallel.park(self.read_cpu)  # the worker is stopped: its core is idle until the next request
+                out = self.read(reply.out_addr, reply.nbytes, into, expect)
             return KernelCall(reply, wall, cpu, out)
 
     def _prepare(self, call: P.Call, expect: tuple[str, tuple[int, ...]], timeout: float
@@ -662,6 +650,7 @@ class Worker:
 
     def resume(self) -> None:
         """Let a paused worker run again without a request."""
+        parallel.unpark()
         self._continue()
 
     # -- deadline-bound I/O -------------------------------------------------------------------------
