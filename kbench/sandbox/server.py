@@ -44,8 +44,8 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
-from kbench.core.once import once
 from kbench.core import parallel
+from kbench.core.once import once
 from kbench.core.parallel import every_core
 from kbench.sandbox import confine as _confine
 from kbench.sandbox import protocol as P
