@@ -301,3 +301,33 @@ def test_an_output_read_on_another_core_is_the_same_and_the_thread_leaves_that_c
         parallel.unpark()
         assert os.sched_getaffinity(0) == mine
         arena.close()
+
+
+def test_the_calibration_output_is_off_the_heap_of_the_reference_twin():
+    """The twin's calibration output lies in a mapping of its own: an array left on its heap moved where the
+    reference's temporaries land, and the twin ran layer norm's reference 3-5 % faster than the candidate's worker
+    ran the same code (12-04)."""
+    from kbench.grading.pipeline import calibration_source
+    from tests.sandbox_probe import ready
+
+    shape = (512, 1024)  # 2 MiB: below the workers' 32 MiB heap threshold, so np.zeros would be on the heap
+    with Worker("reference") as w:
+        arena, spec = ready(w, "def forward(x, params, alloc):\n    return x['x']\n")
+        assert isinstance(w.call(P.Load(calibration_source(shape), "calibrate", trusted=True), 10.0), P.Loaded)
+        k = w.run(P.Call("calibrate", "p", spec, "readonly", "pool"), 10.0, ("<f4", shape))
+        assert isinstance(k.reply, P.Called) and k.output is not None and not k.output.any()
+        addr = k.reply.out_addr
+        with open(f"/proc/{w.pid}/maps") as f:
+            rows = [line.split() for line in f]
+        holding = [r for r in rows if int(r[0].split("-")[0], 16) <= addr < int(r[0].split("-")[1], 16)]
+        assert holding, "the output's address is in no mapping"
+        assert holding[0][-1] != "[heap]", holding[0]
+        # and the way it was before would have been on the heap: the test can tell the two apart
+        heap_src = f"_out = np.zeros({shape!r}, np.float32)\ndef forward(x, params, alloc):\n    return _out\n"
+        assert isinstance(w.call(P.Load(heap_src, "calibrate2", trusted=True), 10.0), P.Loaded)
+        k2 = w.run(P.Call("calibrate2", "p", spec, "readonly", "pool"), 10.0, ("<f4", shape))
+        with open(f"/proc/{w.pid}/maps") as f:
+            rows = [line.split() for line in f]
+        a2 = k2.reply.out_addr  # type: ignore[union-attr]
+        assert [r for r in rows if int(r[0].split("-")[0], 16) <= a2 < int(r[0].split("-")[1], 16)][0][-1] == "[heap]"
+        arena.close()
