@@ -1,6 +1,7 @@
 """Which core each piece of the grader's work runs on while it times: the timing core holds the two timed workers
-and, between pairs, the grader's preparation of the next call; the other cores hold the grading thread and the
-work done ahead (``Ahead``): the next pair's input drawn and the last pair's outputs judged while a pair runs."""
+and, while both are stopped, the grading thread (it reads each output there and stays for its work between calls:
+``parallel.park``); the other cores hold the grading thread while a worker runs, and the work done ahead
+(``Ahead``): the next pair's input drawn and the last pair's outputs judged while a pair runs."""
 
 from __future__ import annotations
 
