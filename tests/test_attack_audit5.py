@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import kbench
@@ -84,3 +85,28 @@ def test_second_opinion_never_forgives_mean_v_on_offset_attention():
         if c.ok:
             forgiven.append(i)
     assert not forgiven, f"mean(v) judged correct on offset draws {forgiven} of 12 (the float64 second opinion)"
+
+
+def test_a_cache_hitting_on_half_the_calls_is_implausible_though_its_median_is_not():
+    """12-03: a content-hash cache hit on about half of a short run's calls (6-10 us each); the median of an even
+    count averaged a hit and a miss (3.5 ms, above the 1.78 ms quarter floor), read 2x faster, and passed. The floor
+    judges the share of calls under it too, in a run and in a view by the worker's own clock alike."""
+    task = kbench.TASK["L3_mlp_block"]
+    floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
+    miss, hit = 4 * floor, floor / 100
+    half = [hit, miss] * 5
+    assert float(np.median(half)) > defences.IMPLAUSIBLE_FACTOR * floor  # the median alone says plausible
+    message = roofline.implausibility(task, float(np.median(half)), half)
+    assert message and "5 of 10 timed calls" in message
+    assert roofline.implausibility(task, miss, [miss] * 9 + [hit]) is None  # one odd call is not a run's verdict
+    assert roofline.implausibility(task, miss, [miss] * 10) is None
+    trials = [Trial(i, d, "default", True, "max abs err 1e-07") for i, d in enumerate(HARDENED.dists)]
+    r = Result(task.name, "half_cached", HARDENED.name, HARDENED.dists, "correct", "1.00x", trials,
+               _timing(4 * floor, 4 * floor), 1.0)
+    t_med = float(np.median(half))
+    r.worker_clock = dataclasses.replace(_timing(4 * floor, t_med), roof_fraction=floor / t_med, cand_samples=half)
+    view = defences.derive(r, {"grader_clock"})
+    assert view is not None and view.status == "rejected" and "roofline_floor" in view.breaches, view.msg
+    r.worker_clock = dataclasses.replace(r.worker_clock, cand_samples=[miss] * 10, t_cand=miss,
+                                         roof_fraction=floor / miss)
+    assert defences.derive(r, {"grader_clock"}).status == "correct"  # type: ignore[union-attr]

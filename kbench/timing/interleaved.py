@@ -232,7 +232,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t) + kernel_extra
     timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads)
-    implausible = roofline.implausibility(task, timing.t_cand) if floor else None
+    implausible = roofline.implausibility(task, timing.t_cand, cand_t) if floor else None
     if implausible:
         emit(implausible, False)
         if on_implausible is None:

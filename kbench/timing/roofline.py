@@ -13,11 +13,11 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from kbench.core.defences import IMPLAUSIBLE_FACTOR  # one rule for runs and derived views
+from kbench.core.defences import IMPLAUSIBLE_FACTOR, implausible_calls  # one rule for runs and derived views
 
 if TYPE_CHECKING:
     from kbench.core.tasks import Task
@@ -94,14 +94,19 @@ def get(remeasure: bool = False) -> Roof:
     return _cached
 
 
-def implausibility(task: "Task", t_cand: float) -> str | None:
-    """Why ``t_cand`` seconds is physically impossible for ``task`` on this machine, or None."""
+def implausibility(task: "Task", t_cand: float, cand_samples: "Sequence[float]" = ()) -> str | None:
+    """Why a candidate timed at ``t_cand`` seconds (median of ``cand_samples``, its counted calls) is physically
+    impossible for ``task`` on this machine, or None (``defences.implausible_calls``: the median, or a share of
+    the calls, under a quarter of the floor)."""
     roof = get()
     floor = roof.floor_s(task.min_flops, task.min_bytes)
-    if t_cand >= IMPLAUSIBLE_FACTOR * floor:
+    below = implausible_calls(t_cand, cand_samples, floor)
+    if below is None:
         return None
+    claim = f"claims {t_cand * 1e3:.3f} ms" if t_cand < IMPLAUSIBLE_FACTOR * floor else \
+        (f"took under {IMPLAUSIBLE_FACTOR * floor * 1e3:.3f} ms on {below} of {len(cand_samples)} timed calls "
+         f"(fastest {min(cand_samples) * 1e3:.4f} ms, median {t_cand * 1e3:.3f} ms)")
     return (f"rejected: implausible: the least work for {task.name} is {task.min_bytes / 1e6:.1f} MB "
             f"and {task.min_flops / 1e9:.2f} GFLOP; at this machine's {max(roof.hot_gbs, roof.gbs):.1f} GB/s "
             "(in cache) and "
-            f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate "
-            f"claims {t_cand * 1e3:.3f} ms")
+            f"{roof.gflops:.1f} GFLOP/s that takes at least {floor * 1e3:.3f} ms, but the candidate {claim}")
