@@ -344,3 +344,12 @@ def test_the_next_pair_is_announced_before_this_one_runs():
             assert events[a + 1].startswith("next:"), events[a:a + 2]  # announced right after placing
             assert events[a + 1] == f"next:{events[b]}", (seed, warmup, a, events[a:b + 1])
         assert events.count("check") >= 2
+
+
+def test_bootstrap_medians_by_sorted_rows_equal_numpys_median():
+    from kbench.timing.stats import _row_medians
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 10, 41, 80):
+        a = rng.normal(5e-3, 1e-3, size=(400, n))
+        assert np.array_equal(_row_medians(a), np.median(a, axis=1))

@@ -64,7 +64,7 @@ def speedup_ci(t_ref: Sequence[float], t_cand: Sequence[float], paired: bool = T
         s = speedup_point(r, c, statistic) if len(r) and len(c) else float("nan")
         return (s, s)
     rng = rng or np.random.default_rng(0)
-    f = np.median if statistic == "median" else np.mean
+    f = _row_medians if statistic == "median" else np.mean
     if paired:
         n = min(len(r), len(c))
         idx = rng.integers(0, n, size=(n_boot, n))
@@ -76,6 +76,16 @@ def speedup_ci(t_ref: Sequence[float], t_cand: Sequence[float], paired: bool = T
     alpha = (1 - conf) / 2
     lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
     return (float(lo), float(hi))
+
+
+def _row_medians(a: np.ndarray, axis: int = 1) -> np.ndarray:
+    """``np.median(a, axis=1)`` for a 2-D array, exactly, by a sort of each row: numpy sorts short rows with SIMD,
+    ~4x faster than the partition ``np.median`` takes (40 samples: 44 against 190 us), and the stopping rule
+    takes two such medians of 400 resamples after every pair, on the grading thread."""
+    assert axis == 1 and a.ndim == 2
+    s = np.sort(a, axis=1)
+    m = a.shape[1]
+    return (s[:, (m - 1) // 2] + s[:, m // 2]) / 2
 
 
 def should_stop(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float, min_runs: int, max_runs: int,
