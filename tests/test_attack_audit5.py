@@ -10,6 +10,7 @@ its own, or the rule the pipeline itself applies). A view that disagrees is an o
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ import kbench
 from kbench import HARDENED
 from kbench.core import defences
 from kbench.core.results import Result, Timing, Trial
+from kbench.store import result_from_dict
 from kbench.timing import roofline
 
 ADV = Path(__file__).parent / "adversarial"
@@ -107,6 +109,9 @@ def test_a_cache_hitting_on_half_the_calls_is_implausible_though_its_median_is_n
     r.worker_clock = dataclasses.replace(_timing(4 * floor, t_med), roof_fraction=floor / t_med, cand_samples=half)
     view = defences.derive(r, {"grader_clock"})
     assert view is not None and view.status == "rejected" and "roofline_floor" in view.breaches, view.msg
+    stored = result_from_dict(json.loads(json.dumps(r.to_dict())))  # as the store and the matrix keep it
+    again = defences.derive(stored, {"grader_clock"})
+    assert again is not None and again.status == "rejected" and again.msg == view.msg
     r.worker_clock = dataclasses.replace(r.worker_clock, cand_samples=[miss] * 10, t_cand=miss,
                                          roof_fraction=floor / miss)
     assert defences.derive(r, {"grader_clock"}).status == "correct"  # type: ignore[union-attr]

@@ -61,9 +61,10 @@ def test_fresh_inputs_off_makes_the_content_hash_hack_fast_and_only_the_roofline
     assert both is not None and mx.through(both)  # with the floor off too, it gets through
     if mx.caught_by(cell.result) is None and timing.other_load > OTHER_LOAD_LIMIT:
         # Others kept a core busy: the grading thread woke late on its shared core, and its clock gave each 10 us hit
-        # 2-3 ms (12-04, a busy loop beside it), above the quarter floor; the run says it was contended.
-        assert timing.contended and cell.result.status == "correct"
-        return
+        # 2-4 ms (12-04, a busy loop beside it), above the quarter floor. The run says it was contended; what the
+        # floor does is checked on a quiet machine.
+        assert timing.contended
+        pytest.skip(f"others used {timing.other_load:.2f} cores: the grader's clock cannot show 10 us cache hits")
     assert mx.caught_by(cell.result) == "roofline_floor" and cell.result.status == "rejected", \
         (cell.result.msg, timing.cand_samples, timing.other_load)
     assert mx.cell_text(cell.result, cell.how)[0] == "⊘ roofline_floor"

@@ -196,10 +196,10 @@ def derive(result: Result, off: Iterable[str], timed: bool = True) -> Result | N
         else None
     if below is not None:
         # The floor judges whatever clock the view times by: the worker's own report can claim anything.
+        calls = f"{below} of {len(timing.cand_samples)} calls" if timing.cand_samples else "its median"
         breaches.setdefault("roofline_floor", f"rejected: implausible: the worker's own clock claims "
-                                              f"{timing.t_cand * 1e3:.4f} ms ({below} of {len(timing.cand_samples)} "
-                                              f"calls under a quarter of this machine's roofline floor for "
-                                              f"{result.task})")
+                                              f"{timing.t_cand * 1e3:.4f} ms ({calls} under a quarter of this "
+                                              f"machine's roofline floor for {result.task})")
     if bad is not None:
         return dataclasses.replace(result, status="wrong", msg=f"{_first_failure(bad, off)} on {bad.dist}",
                                    trials=trials, timing=None, breaches=breaches)

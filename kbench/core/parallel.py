@@ -84,8 +84,8 @@ def unpark() -> None:
     _parked.home = None
     try:
         os.sched_setaffinity(0, home)
-    except OSError:
-        pass
+    except OSError:  # its cores changed meanwhile: every core the process started with
+        every_core()
 
 
 def every_core() -> None:

@@ -58,7 +58,14 @@ class Ahead:
 
     def __init__(self, timing_cpu: int) -> None:
         self.cpus = _other_cores(timing_cpu)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbench-ahead")
+        # its thread starts on its own cores, whatever the submitting thread's (which may be parked on the timing core)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbench-ahead", initializer=self._home)
+
+    def _home(self) -> None:
+        try:
+            os.sched_setaffinity(0, self.cpus)
+        except OSError:
+            pass
 
     def submit(self, fn: Callable[..., R], *args: Any) -> "Future[R]":
         return self._pool.submit(self._run, fn, *args)

@@ -709,6 +709,7 @@ class HardenedRun(_Run):
         cur = [0]  # the buffers of the pair being run
         pair_no = [-1]
         drawn = [False]
+        pair_is_check = [False]  # the pair being run is a check pair (judged, not counted)
         slot_dist = ["normal"]  # the distribution the slot holds now
         # the set the pair's two calls take: (its id, its parameters, its kind: "default" or a random draw)
         pair_params: list[tuple[str, dict, str]] = [(pset_id, params, "default")]
@@ -750,6 +751,7 @@ class HardenedRun(_Run):
 
         def place(is_check: bool) -> tuple:
             pair_no[0] += 1
+            pair_is_check[0] = is_check
             b = cur[0] = pair_no[0] % n_bufs
             pending, drawn_ahead[0] = drawn_ahead[0], None
             if pending is not None:
@@ -815,7 +817,8 @@ class HardenedRun(_Run):
 
         def seconds(k: KernelCall, arm: str) -> float:
             reported = k.reply.kernel_ns if isinstance(k.reply, P.Called) else 0
-            own_clock[arm].append(reported / 1e9)
+            if not pair_is_check[0]:  # warm-up and counted pairs; the last n are the counted ones
+                own_clock[arm].append(reported / 1e9)
             if not self.mode.has("grader_clock"):
                 return reported / 1e9
             inside = k.reply.sent_ns - k.reply.recv_ns if isinstance(k.reply, P.Called) else 0
@@ -851,7 +854,9 @@ class HardenedRun(_Run):
 
         t0 = time.perf_counter()
         budget = min(tp.budget_s, max(self.deadline - t0 - 1.0, 0.0))
-        read_on = self.timing_cpu if ahead is not None else None
+        # The grading thread reads outputs on the timing core and stays there between calls only while every worker
+        # there is stopped between calls (a candidate left running would share that core with it).
+        read_on = self.timing_cpu if ahead is not None and self.mode.has("stop_candidate") else None
         for w in (self.worker, self.twin):
             if w is not None:
                 w.read_cpu = read_on

@@ -416,7 +416,7 @@ class Worker:
             out = None
             if isinstance(reply, P.Called) and reply.out_type == "numpy.ndarray" and expect is not None \
                     and (reply.out_dtype, reply.out_shape) == (np.dtype(expect[0]).str, tuple(expect[1])):
-                if self.read_cpu is not None:
+                if self.read_cpu is not None and stopping:
                     parallel.park(self.read_cpu)  # the worker is stopped: its core is idle until the next request
                 out = self.read(reply.out_addr, reply.nbytes, into, expect)
             return KernelCall(reply, wall, cpu, out)
