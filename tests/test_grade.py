@@ -439,7 +439,9 @@ def test_ctrl_c_at_any_moment_of_the_start_is_one_line(data_dir: Path) -> None:
         # finished toy run exits 1, for its sample that is not UTF-8). Otherwise 130, or dying of the SIGINT after
         # saying so (-2: seen under pytest only, in about one run of three, at 0.15-0.4 s; a shell reports 130).
         if "see `kbench scores`" in err and "kbench: interrupted" not in err:
-            assert proc.returncode in (0, 1), (delay, proc.returncode, err[-1500:])
+            # finished: its own exit code, or the Ctrl-C landed after its last line, while it exited (-2: seen once
+            # at 2.5 s on 12-04, the summary printed in full)
+            assert proc.returncode in (0, 1, 130, -signal.SIGINT), (delay, proc.returncode, err[-1500:])
         else:
             assert proc.returncode in (130, -signal.SIGINT), (delay, proc.returncode, err[-1500:])
             assert "kbench: interrupted" in err, (delay, err[-1500:])
