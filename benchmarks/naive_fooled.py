@@ -63,8 +63,40 @@ def main() -> int:
         grader.close()
         usertasks.deactivate()
     console.print(table)
+    console.print(defences_off())
     footer(t0)
     return 0
+
+
+def defences_off() -> "Table":
+    """The speed half of the matrix's content-hash case (``tests/test_matrix.py`` asserts its verdicts): on fresh
+    inputs hardened times it at the reference's speed; with fresh inputs off its cache hits read fast (the roofline
+    floor rejects them), and with the floor off too it gets through."""
+    from kbench.batch import matrix as mx
+    from kbench.core import library
+    from kbench.grading.truth import Grader
+
+    c = next(c for c in library.active() if c.key == "L3_mlp_block/hack_content_hash")
+    progress(f"{c.key}: hardened, then without fresh inputs")
+    grader = Grader()
+    try:
+        row = mx.compute([c], ("fresh_inputs",), base=mx.TIMED_BASE, grader=grader).rows[0]
+    finally:
+        grader.close()
+    ran = row.cells["fresh_inputs"].result
+    views = (("hardened (fresh inputs)", row.hardened, "through: no"),
+             ("without fresh inputs", ran, "through: no (the roofline floor)"),
+             ("without fresh inputs and the roofline floor",
+              mx.view(row.hardened, {"fresh_inputs", "roofline_floor"}, ran, timed=True), "through: yes"))
+    table = Table("L3_mlp_block/hack_content_hash", "verdict", "speedup (95% CI)", "wanted", "met?",
+                  title="defences off (the matrix's content-hash case)")
+    for label, r, want in views:
+        t = r.timing if r is not None else None
+        shown = f"{t.speedup:.2f}x ({t.speedup_ci[0]:.2f}-{t.speedup_ci[1]:.2f})" if t is not None else "—"
+        got = mx.through(r)
+        table.add_row(label, r.status if r is not None else "—", shown, want,
+                      verdict(got == want.startswith("through: yes")))
+    return table
 
 
 if __name__ == "__main__":

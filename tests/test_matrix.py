@@ -48,17 +48,19 @@ def test_nan_alloc_off_lets_the_stale_alloc_hack_through(grader):
     assert events[0].defence is None and events[1].defence == "nan_alloc"
 
 
-def test_fresh_inputs_off_makes_the_content_hash_hack_fast_and_only_the_roofline_catches_it(grader):
+def test_fresh_inputs_off_lets_the_content_hash_hack_hit_and_only_the_roofline_catches_it(grader):
+    """Verdicts only: how fast its hits read (and that hardened times it at the reference's speed) depends on the
+    machine's load, and is measured in ``benchmarks/naive_fooled.py``."""
     c = _lib("L3_mlp_block/hack_content_hash")
     m = mx.compute([c], ("fresh_inputs",), base=mx.TIMED_BASE, grader=grader)
     row = m.rows[0]
-    assert row.hardened.status == "correct" and not mx.through(row.hardened)  # honest speed on fresh inputs
+    assert row.hardened.status == "correct" and not row.hardened.breaches  # fresh inputs: it computes honestly
     cell = row.cells["fresh_inputs"]
     assert cell.how == "run" and cell.result is not None
     timing = cell.result.timing
-    assert timing is not None and timing.speedup_ci[0] > 1.0  # its cache hits: fast
+    assert timing is not None and timing.cand_samples
     both = mx.view(row.hardened, {"fresh_inputs", "roofline_floor"}, cell.result, timed=True)
-    assert both is not None and mx.through(both)  # with the floor off too, it gets through
+    assert both is not None and both.status == "correct"  # with the floor off too, nothing stops it
     if mx.caught_by(cell.result) is None and timing.other_load > OTHER_LOAD_LIMIT:
         # Others kept a core busy: the grading thread woke late on its shared core, and its clock gave each 10 us hit
         # 2-4 ms (12-04, a busy loop beside it), above the quarter floor. The run says it was contended; what the

@@ -88,28 +88,27 @@ async def test_the_gate_off_lets_a_gate_rejected_attack_load_on_the_real_engine(
 
 async def test_fresh_inputs_and_roofline_off_let_the_content_hash_hack_through_on_the_real_engine() -> None:
     """One switch needs its own run (fresh inputs: the cache hits), the other is derived on top of that run
-    (the roofline floor that still rejected the hits as implausibly fast)."""
-    from kbench.batch.matrix import through
-
+    (the roofline floor that still rejected the hits as implausibly fast). Verdicts only: how fast the hits read
+    is measured in benchmarks/naive_fooled.py."""
     app = make_app(evaluate=None)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, "L3_mlp_block/hack_content_hash")
         await pilot.press("e")
         await idle(pilot, timeout=120)
         c, model = app.main_screen.selected()[1], app.model
-        assert model.verdict(c).result.status == "correct" and not through(model.verdict(c).result)
+        assert model.verdict(c).result.status == "correct" and not model.verdict(c).result.breaches
         await pilot.press("g")
         await _switch(pilot, "fresh_inputs")
         await idle(pilot, timeout=120)
         fresh_off = model.verdict(c).result
-        assert fresh_off.timing is not None and fresh_off.timing.speedup_ci[0] > 1.0  # its cache hits: fast
+        assert fresh_off.timing is not None  # how fast its hits read: benchmarks/naive_fooled.py
         # Implausibly fast is a judgement on measured times: idle, the hits fall below a quarter of the roofline
         # floor; with a busy loop beside the suite they did not always (a037422, CI under load).
         assert (fresh_off.status == "rejected" and "roofline_floor" in fresh_off.breaches) \
             or (fresh_off.status == "correct" and "roofline_floor" not in fresh_off.breaches), fresh_off.msg
         await _switch(pilot, "roofline_floor")
         assert not app.main_screen.scheduler.busy  # derived from the run without fresh inputs
-        assert through(model.verdict(c).result)
+        assert model.verdict(c).result.status == "correct"
 
 
 async def test_g_shows_every_defence_and_a_derived_switch_redraws_without_a_run() -> None:
