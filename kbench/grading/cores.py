@@ -17,12 +17,9 @@ from kbench.core import parallel
 R = TypeVar("R")
 
 
-on_cpus = parallel.on_cpus
-
-
 def on_cpu(cpu: int | None) -> ContextManager[None]:
     """Run the block on ``cpu`` (this thread only)."""
-    return on_cpus(None if cpu is None else {cpu})
+    return parallel.on_cpus(None if cpu is None else {cpu})
 
 
 def off_cpu(cpu: int | None) -> ContextManager[None]:
@@ -31,7 +28,7 @@ def off_cpu(cpu: int | None) -> ContextManager[None]:
     wait there for a stopped worker to take its signal)."""
     if cpu is None or not hasattr(os, "sched_getaffinity"):
         return contextlib.nullcontext()
-    return on_cpus(os.sched_getaffinity(0) - {cpu})
+    return parallel.on_cpus(os.sched_getaffinity(0) - {cpu})
 
 
 def warm_on(cpu: int | None, arrays: dict[str, np.ndarray]) -> None:
@@ -71,7 +68,7 @@ class Ahead:
         return self._pool.submit(self._run, fn, *args)
 
     def _run(self, fn: Callable[..., R], *args: Any) -> R:
-        with on_cpus(self.cpus), parallel.one_thread():
+        with parallel.one_thread():  # on its own cores since it started (``_home``)
             return fn(*args)
 
     def close(self) -> None:
