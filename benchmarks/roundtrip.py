@@ -1,13 +1,14 @@
 """The call round trip: what one hardened call costs beyond its kernel, by input size and for an empty call.
 
 A candidate worker (every OS layer, stopped between calls as in grading) on the timing core, its inputs in
-a sealed arena, a copy kernel (``x['x'].copy()``: the output is as large as the input). For each size
-from 4 KiB to 16 MiB, the median of ``--reps`` calls of:
+a sealed arena, a copy kernel whose output is as large as the input: on the worker's heap (``x['x'].copy()``)
+and in the ``alloc`` pool (``np.copyto(alloc(shape), x['x'])``, NaN-refilled between calls as in grading).
+For each size from 4 KiB to 16 MiB and each output, the median of ``--reps`` calls of:
 
   stage   the grader's one copy of a fresh input into the arena (``np.copyto``);
   call    the round trip by the grader's clock (``KernelCall.wall_ns``) minus the worker-reported kernel;
   after   from the reply to the output in the grader's buffer: stop the worker, read its CPU clock,
-          ``process_vm_readv`` of the output;
+          ``process_vm_readv`` of the output (heap), or a copy from the grader's mapping of the pool (pool);
 
 and the same MiB moved by a plain ``np.copyto`` in this process (the memory-speed floor). "per MiB moved"
 divides (stage + call + after) by the MiB moved in and out (2 × size), target <= 0.1 ms for 1-16 MiB.
@@ -35,27 +36,34 @@ MIB = 1 << 20
 
 
 def sweep(reps: int) -> tuple[list[tuple], dict[str, float]]:
-    """Rows (size, kernel, stage, call, after, copyto floor) in seconds, and the empty calls' medians."""
+    """Rows (size, output (heap or pool), kernel, stage, call, after, copyto floor) in seconds, and the empty calls' medians."""
     import numpy as np
 
     from kbench.sandbox import protocol as P
-    from kbench.sandbox.arena import InputArena
+    from kbench.sandbox.arena import InputArena, ScratchArena
     from kbench.sandbox.server import Worker
 
     cpu = max(os.sched_getaffinity(0))
     big = int(max(SIZES_MIB) * MIB)
     arena = InputArena(big, 1, 4096, 1, "roundtrip")
+    pool = ScratchArena(big + MIB, "roundtrip")
     cand = Worker("candidate", cpu=cpu)
     ref = Worker("reference", cpu=cpu)
     rows, empty = [], {}
     try:
         for w in (cand, ref):
             assert isinstance(w.call(P.MapArena("inputs", arena.size), 10.0, fd=arena.fd), P.Mapped)
+            if w is cand:
+                mapped = w.call(P.MapArena("scratch", pool.size), 10.0, fd=pool.fd)
+                assert isinstance(mapped, P.Mapped)
+                w.share_pool(pool.map, mapped.addr)
             assert isinstance(w.call(P.Load("_z = np.zeros(1, np.float32)\n"
                                             "def forward(x, params, alloc):\n    return _z\n", "empty"), 10.0),
                               P.Loaded)
             assert isinstance(w.call(P.Load("def forward(x, params, alloc):\n    return x['x'].copy()\n", "cand"),
                                      10.0), P.Loaded)
+            assert isinstance(w.call(P.Load("def forward(x, params, alloc):\n    out = alloc(x['x'].shape)\n"
+                                            "    np.copyto(out, x['x'])\n    return out\n", "pool"), 10.0), P.Loaded)
             assert isinstance(w.call(P.SetParams("p", (), {}), 10.0), P.ParamsKept)
         one = (P.array_spec("x", arena.view("<f4", (1,), 0), 0),)
         for label, w, req, expect in (("Ping, candidate worker (stopped between calls)", cand, P.Ping(), None),
@@ -71,7 +79,7 @@ def sweep(reps: int) -> tuple[list[tuple], dict[str, float]]:
                     walls.append(time.perf_counter_ns() - t)
             empty[label] = statistics.median(walls) / 1e9
         rng = np.random.default_rng(0)
-        for mib in SIZES_MIB:
+        for mib, output in ((m, o) for m in SIZES_MIB for o in ("heap", "pool")):
             n = max(1, int(mib * MIB / 4))
             src = rng.standard_normal(n, dtype=np.float32)
             view = arena.view("<f4", (n,), 0)
@@ -83,8 +91,9 @@ def sweep(reps: int) -> tuple[list[tuple], dict[str, float]]:
                 t0 = time.perf_counter_ns()
                 np.copyto(view, src)
                 t1 = time.perf_counter_ns()
-                k = cand.run(P.Call("cand", "p", spec), 10.0, ("<f4", (n,)), into)
+                k = cand.run(P.Call("cand" if output == "heap" else "pool", "p", spec), 10.0, ("<f4", (n,)), into)
                 t2 = time.perf_counter_ns()
+                pool.refill(n * 4)  # as grading does between calls, untimed
                 np.copyto(floor_dst, src)
                 t3 = time.perf_counter_ns()
                 assert k.output is not None and k.output[-1] == src[-1]
@@ -95,26 +104,27 @@ def sweep(reps: int) -> tuple[list[tuple], dict[str, float]]:
                     call.append(k.wall_ns - kn)
                     after.append(t2 - t1 - k.wall_ns)
                     floor.append(t3 - t2)
-            rows.append((n * 4, *(statistics.median(v) / 1e9 for v in (kern, stage, call, after, floor))))
+            rows.append((n * 4, output, *(statistics.median(v) / 1e9 for v in (kern, stage, call, after, floor))))
     finally:
         cand.close()
         ref.close()
         arena.close()
+        pool.close()
     return rows, empty
 
 
 def table(rows: list[tuple], empty: dict[str, float], title: str) -> "Table":
-    t = Table("size (in = out)", "kernel (copy)", "stage", "call beyond kernel", "after the reply", "total beyond",
+    t = Table("size (in = out)", "output", "kernel (copy)", "stage", "call beyond kernel", "after the reply", "total beyond",
               "per MiB moved", "np.copyto per MiB", title=title)
-    for nbytes, kern, stage, call, after, floor in rows:
+    for nbytes, output, kern, stage, call, after, floor in rows:
         beyond = stage + call + after
         mib = nbytes / MIB
-        t.add_row(f"{nbytes / 1024:.0f} KiB" if nbytes < MIB else f"{mib:.0f} MiB", f"{kern * 1e3:.3f} ms",
+        t.add_row(f"{nbytes / 1024:.0f} KiB" if nbytes < MIB else f"{mib:.0f} MiB", output, f"{kern * 1e3:.3f} ms",
                   f"{stage * 1e3:.3f} ms", f"{call * 1e3:.3f} ms", f"{after * 1e3:.3f} ms", f"{beyond * 1e3:.3f} ms",
                   f"{beyond * 1e3 / (2 * mib):.3f} ms" + (" (target <= 0.1)" if mib >= 1 else ""),
                   f"{floor * 1e3 / mib:.3f} ms")
     for label, s in empty.items():
-        t.add_row(label, "", "", "", "", f"{s * 1e3:.3f} ms", "target <= 0.1 ms" if "empty" in label else "", "")
+        t.add_row(label, "", "", "", "", "", f"{s * 1e3:.3f} ms", "target <= 0.1 ms" if "empty" in label else "", "")
     return t
 
 

@@ -331,3 +331,53 @@ def test_the_calibration_output_is_off_the_heap_of_the_reference_twin():
         a2 = k2.reply.out_addr  # type: ignore[union-attr]
         assert [r for r in rows if int(r[0].split("-")[0], 16) <= a2 < int(r[0].split("-")[1], 16)][0][-1] == "[heap]"
         arena.close()
+
+
+def test_an_output_in_the_alloc_pool_is_copied_from_the_graders_own_mapping(monkeypatch):
+    """An output named inside the worker's ``alloc`` pool is copied from the grader's mapping of the pool's memfd
+    (memory speed), not read through ``process_vm_readv``; one on the worker's heap still is. A worker that puts
+    memory of its own where the pool was mapped is judged on the pool's bytes: only it wrote them, and it is
+    stopped while they are read (``Worker.share_pool``)."""
+    from kbench.sandbox import server
+    from kbench.sandbox.arena import ScratchArena
+    from tests.sandbox_probe import harness, ready
+
+    reads: list[int] = []
+    real = server._readv
+    monkeypatch.setattr(server, "_readv", lambda *a: (reads.append(1), real(*a))[1])
+    src = ("def forward(x, params, alloc):\n"
+           "    if params.get('heap'):\n        return x['x'] * 7\n"
+           "    out = alloc((16,))\n    np.multiply(x['x'], 5, out=out)\n    return out\n")
+    with Worker("candidate") as w:
+        pool = ScratchArena(1 << 16, "probe")
+        mapped = w.call(P.MapArena("scratch", pool.size), 10.0, fd=pool.fd)
+        assert isinstance(mapped, P.Mapped) and mapped.addr
+        w.share_pool(pool.map, mapped.addr)
+        arena, spec = ready(w, src)
+        k = w.run(P.Call("cand", "p", spec), 10.0, ("<f4", (16,)))
+        assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * 5) and not reads
+        assert isinstance(k.reply, P.Called) and mapped.addr <= k.reply.out_addr < mapped.addr + pool.size
+        assert isinstance(w.call(P.SetParams("h", (), {"heap": 1}), 10.0), P.ParamsKept)
+        k = w.run(P.Call("cand", "h", spec), 10.0, ("<f4", (16,)))
+        assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * 7) and reads
+        arena.close()
+        pool.close()
+
+    swap = ("def forward(x, params, alloc):\n"
+            "    out = alloc((16,))\n    page = out.ctypes.data & ~4095\n"
+            "    libc.mmap.restype = ctypes.c_void_p\n"
+            "    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,"
+            " ctypes.c_long]\n"
+            "    assert libc.mmap(page, 4096, 3, 0x32, -1, 0) == page  # private, anonymous, fixed\n"
+            "    np.multiply(x['x'], 5, out=out)\n    return out\n")
+    with harness("native"), Worker("candidate") as w:
+        pool = ScratchArena(1 << 16, "probe")
+        mapped = w.call(P.MapArena("scratch", pool.size), 10.0, fd=pool.fd)
+        w.share_pool(pool.map, mapped.addr)  # type: ignore[union-attr]
+        np.frombuffer(pool.map, np.float32)[:] = -1.0
+        arena, spec = ready(w, swap)
+        k = w.run(P.Call("cand", "p", spec), 10.0, ("<f4", (16,)))
+        assert isinstance(k.reply, P.Called), k.reply
+        assert np.array_equal(k.output, np.full(16, -1.0, np.float32))  # the pool's bytes, not its own page's
+        arena.close()
+        pool.close()

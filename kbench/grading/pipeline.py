@@ -448,6 +448,8 @@ class HardenedRun(_Run):
         reply = self.ask(P.MapArena("scratch", self.scratch.size), fd=self.scratch.fd)
         if not isinstance(reply, P.Mapped):
             self.fail_on(reply, "load", "could not map the alloc pool: ")
+        else:
+            self.worker.share_pool(self.scratch.map, reply.addr)  # type: ignore[union-attr]
         if not self.mode.has("own_reference"):
             self.load_source(self.task.ref_src, f"ref:{self.task.name}", trusted=True)
         loaded = self.load_source(self.src, "cand")

@@ -299,7 +299,9 @@ class Failure:
 
 @dataclass(frozen=True)
 class Mapped:
-    pass
+    """The region is mapped; ``addr``: where, in the worker (a scratch pool's start: outputs named inside it are
+    read from the grader's own mapping of the same memory, ``Worker.share_pool``)."""
+    addr: Annotated[int, Count()] = 0
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ The grader owns every fact about a call, from outside the worker:
 - **its clock**: wall time from the request sent to the reply received, and the worker's CPU time as the
   kernel accounts it (its process CPU clock, every thread included); the worker's own stamps are not used;
 - **its output**: the bytes at the address the worker names, read with ``process_vm_readv`` into the
-  grader's own buffer while the worker is stopped; a wrong address gives wrong bytes, judged as such;
+  grader's own buffer while the worker is stopped (copied from the grader's own mapping when they lie in the
+  worker's ``alloc`` pool: ``Worker.share_pool``); a wrong address gives wrong bytes, judged as such;
 - **its threads**: counted in ``/proc/<pid>/task``.
 A candidate's worker is stopped (SIGSTOP, every thread, checked in /proc) from the moment its reply
 arrives until its next request, so nothing of it runs while the reference is timed or its output is read.
@@ -24,6 +25,7 @@ import contextlib
 import ctypes
 import functools
 import math
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -350,6 +352,7 @@ class Worker:
         self._next_slot = 0  # never reused: a frame can only ever mean the call it was prepared for
         self._stat_fds: dict[str, int] = {}  # /proc stat path -> a descriptor kept open (see _stat_state)
         self._iov = (_IOVec(), _IOVec())  # process_vm_readv's two vectors, refilled per read
+        self._pool: tuple[np.ndarray, int] | None = None  # the scratch pool: the grader's bytes, the worker's address
         #: The core a timed output is read on (None: wherever the calling thread runs). While the grader times, the
         #: timing core: idle while the worker is stopped, where the other core is full of the grader's work. The
         #: calling thread stays there (``parallel.park``) until its next request to any worker, which moves it back
@@ -436,9 +439,32 @@ class Worker:
         self._prepared[key] = (prep, P.fast_call_frame(prep.slot)) if isinstance(reply, P.Prepared) else None
         return self._prepared[key]
 
+    def share_pool(self, region: mmap.mmap, addr: int) -> None:
+        """The worker's ``alloc`` pool is ``region`` (the grader's mapping of a memfd it sealed against resizing),
+        mapped at ``addr`` in the worker (its ``Mapped`` reply): an output named inside it is copied from
+        ``region``, at memory speed, instead of through ``process_vm_readv`` (which pins each shared page: 0.12-0.15
+        ms per MiB against 0.08 for the worker's own heap, 12-04).
+
+        Why this reads the same facts: only the grader and this worker's threads can write the memfd (``clone`` only
+        with ``CLONE_THREAD``, no io_uring or AIO: seccomp), and they are stopped while it is read. A worker that
+        moved or replaced its mapping, or named a false ``addr``, is judged on the pool's bytes at that offset,
+        which only it wrote: nothing it could not have returned anyway. Sealed sizes: no read here can fault."""
+        self._pool = (np.frombuffer(region, np.uint8), int(addr))
+
+    def _from_pool(self, addr: int, nbytes: int) -> np.ndarray | None:
+        """The pool's bytes for [addr, addr + nbytes), when that range lies inside it (else None)."""
+        if self._pool is None:
+            return None
+        pool, base = self._pool
+        start = addr - base
+        if start < 0 or start + nbytes > pool.size:
+            return None
+        return pool[start:start + nbytes]
+
     def read(self, addr: int, nbytes: int, into: np.ndarray | None, expect: tuple[str, tuple[int, ...]]
              ) -> np.ndarray:
-        """``nbytes`` of the worker's memory at ``addr``, copied into the grader's own array."""
+        """``nbytes`` of the worker's memory at ``addr``, copied into the grader's own array (from the grader's
+        own mapping when they lie in the worker's ``alloc`` pool: ``share_pool``)."""
         if nbytes > MAX_OUTPUT_BYTES:
             raise P.ProtocolError(f"the worker named an output of {nbytes} bytes, more than allowed")
         dtype, shape = np.dtype(expect[0]), tuple(expect[1])
@@ -447,6 +473,10 @@ class Worker:
             return dest
         if nbytes > dest.nbytes:
             raise P.ProtocolError("the worker named an output larger than the one expected")
+        pooled = self._from_pool(addr, nbytes)
+        if pooled is not None and dest.flags.c_contiguous:
+            np.copyto(dest.reshape(-1).view(np.uint8)[:nbytes], pooled)
+            return dest
         local, remote = self._iov
         local.base, local.len = dest.__array_interface__["data"][0], nbytes
         remote.base, remote.len = addr, nbytes
@@ -761,6 +791,7 @@ class Worker:
         # the fork server (or its warden) reap it (killing a warden first would leave the worker to init).
         self._signal(signal.SIGKILL)
         self.dead = True
+        self._pool = None  # the grader's view of the pool: its mapping goes with the arena
         for path in list(self._stat_fds):
             self._forget_stat(path)
         for closable in (self.conn, self._fd_sock):

@@ -271,6 +271,7 @@ class Executor:
                 self.inputs = mmap.mmap(fds[0], req.size, prot=mmap.PROT_READ)
             else:
                 self.scratch = mmap.mmap(fds[0], req.size)
+                return P.Mapped(np.frombuffer(self.scratch, np.uint8, 1).ctypes.data)
         finally:
             os.close(fds[0])
         return P.Mapped()
