@@ -68,6 +68,9 @@ def main() -> int:
                                lambda a, r: sum(v.size for v in r.values()) if r else 0)
     Task.make_params = clocked("make_params", orig_params)  # type: ignore[method-assign]
     mod.check_output = clocked("check_output", orig_check, lambda a, r: int(np.size(a[1])))
+    from kbench.core import remembered
+
+    remembered.forget()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             t = time.perf_counter()
@@ -75,6 +78,12 @@ def main() -> int:
             total = time.perf_counter() - t
     finally:
         Task.make_inputs, Task.make_params, mod.check_output = orig_inputs, orig_params, orig_check
+    # Reference calls answered from kbench's memory of their inputs (``kbench.core.remembered``): hashing the inputs
+    # and copying a remembered output are kbench's own work too.
+    memo = remembered.stats().values()
+    spent["reference memory (hash, copy)"] = sum(s.own_s for s in memo)
+    calls["reference memory (hash, copy)"] = sum(s.hits + s.computed for s in memo)
+    values["reference memory (hash, copy)"] = 0
     ours = sum(spent.values())
     rest = total - ours
     table = Table("part", "calls", "seconds", "ns per value", "share of the rest", title="demo 4")
@@ -84,7 +93,9 @@ def main() -> int:
                       f"{s / rest:.1%}")
     table.add_row("kernels and the lecture's loop (the rest)", "", f"{rest:.2f}", "", "")
     table.add_row("demo 4 total", "", f"{total:.2f}", "", "")
-    return footer(t0, table, f"kbench's own work: {ours:.2f} s = {ours / rest:.1%} of the rest "
+    hits, computed = sum(s.hits for s in memo), sum(s.computed for s in memo)
+    return footer(t0, table, f"reference calls: {computed} computed, {hits} answered from memory",
+                  f"kbench's own work: {ours:.2f} s = {ours / rest:.1%} of the rest "
                              f"(target <= {TARGET:.0%}) {verdict(ours / rest <= TARGET)}")
 
 

@@ -103,6 +103,10 @@ def main() -> int:
             if refs:
                 console.print(f"hardened trial reference outputs: {refs['asked']} asked for, {refs['computed']} "
                               f"computed, {refs['asked'] - refs['computed']} reused from the grader's cache")
+                if "demo 4: reference calls computed" in refs:
+                    console.print(f"demo 4's reference calls: {refs['demo 4: reference calls computed']} computed, "
+                                  f"{refs['demo 4: reference calls answered from memory']} answered from kbench's "
+                                  "memory of their inputs (kbench.core.remembered)")
             ratio = total / kern
             console.print(f"lecture kernel floor {kern:.1f} s; wall {total:.1f} s = {ratio:.2f}x the floor "
                           f"(target <= {FLOOR_RATIO_TARGET:g}x) {verdict(ratio <= FLOOR_RATIO_TARGET)}"

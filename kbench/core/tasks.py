@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from kbench.core import distributions
+from kbench.core import distributions, remembered
 
 if TYPE_CHECKING:
     from kbench.core import taskfile
@@ -124,14 +124,17 @@ class Task:
         """
         return self._make_params(rng, randomize, draw)
 
-    def ref_fn(self) -> Callable[..., np.ndarray]:
+    def ref_fn(self, remember: bool = True) -> Callable[..., np.ndarray]:
         """Execute ``ref_src`` and return its ``forward`` (a user's task: a callable that runs it in a confined
-        worker)."""
+        worker). ``remember``: calls on inputs and parameters it has seen, by content, are answered from memory
+        where that pays (``kbench.core.remembered``: the lecture's demo 4 repeats each draw once per candidate)."""
         if self._ref_runner is not None:
-            return self._ref_runner()
-        ns = base_namespace()
-        exec(_compiled(self.name, self.ref_src), ns)  # noqa: S102 - our own source
-        return ns["forward"]
+            fn = self._ref_runner()
+        else:
+            ns = base_namespace()
+            exec(_compiled(self.name, self.ref_src), ns)  # noqa: S102 - our own source
+            fn = ns["forward"]
+        return remembered.remembered(self.name, self.ref_src, fn) if remember else fn
 
 
 @functools.lru_cache(maxsize=256)
