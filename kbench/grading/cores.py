@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, ContextManager, TypeVar
 
@@ -74,6 +75,20 @@ class Ahead:
     def close(self) -> None:
         """Jobs not started are dropped; one running finishes on its own (nothing waits for it)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def settle_in_order(pending: "list[tuple[Future[R], Any]]", block: bool, record: Callable[[R, Any], None]) -> float:
+    """Record the jobs done so far, in the order they were submitted (every one, waiting, with ``block``): each
+    ``(future, tag)`` is popped and ``record(result, tag)`` called. Returns the seconds spent waiting for results
+    (the wait the run paid for the work done ahead)."""
+    waited = 0.0
+    while pending and (block or pending[0][0].done()):
+        job, tag = pending.pop(0)
+        t0 = time.perf_counter()
+        result = job.result()
+        waited += time.perf_counter() - t0
+        record(result, tag)
+    return waited
 
 
 def _other_cores(timing_cpu: int) -> set[int]:

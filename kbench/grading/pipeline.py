@@ -606,7 +606,7 @@ class HardenedRun(_Run):
         # Trial i's output is judged on another core (``cores.Ahead``) while trial i + 1's call runs; judgements
         # are recorded in the trials' order. (Nothing is timed here: the overlap only saves the wait.)
         ahead = Ahead(self.timing_cpu) if cores.available(self.timing_cpu) else None
-        judged: list[tuple[int, str, str, Future]] = []
+        judged: list[tuple[Future, tuple[int, str, str]]] = []  # (its judgement, the trial's i, dist, set)
         first_fail: list[Trial] = []
 
         def record(i: int, dist: str, pset: str, c: Comparison, facts: judging.TrialFacts | None) -> None:
@@ -622,12 +622,7 @@ class HardenedRun(_Run):
                 first_fail.append(trial)
 
         def settle(block: bool) -> None:
-            while judged and (block or judged[0][3].done()):
-                i, dist, pset, job = judged.pop(0)
-                t0 = time.perf_counter()
-                c, facts = job.result()
-                self.judging_s += time.perf_counter() - t0  # what the run waited for
-                record(i, dist, pset, c, facts)
+            self.judging_s += cores.settle_in_order(judged, block, lambda cf, trial: record(*trial, *cf))
 
         def judgement(out: np.ndarray | Comparison, ref: np.ndarray, x: dict, params: dict,
                       facts_job: Future | None) -> tuple[Comparison, judging.TrialFacts | None]:
@@ -658,7 +653,7 @@ class HardenedRun(_Run):
                     raise
                 job_args = (out, truth.out, truth.x, params, facts_job)
                 if ahead is not None:
-                    judged.append((i, dist, pset, ahead.submit(judgement, *job_args)))
+                    judged.append((ahead.submit(judgement, *job_args), (i, dist, pset)))
                     settle(block=False)
                 else:
                     t0 = time.perf_counter()
@@ -717,7 +712,7 @@ class HardenedRun(_Run):
         pair_params: list[tuple[str, dict, str]] = [(pset_id, params, "default")]
         # the next pair's draw, started ahead: (a check pair?, the job, its distribution, its parameters)
         drawn_ahead: list[tuple[bool, Future, str, tuple[str, dict, str]] | None] = [None]
-        judged: list[Future] = []  # judgements left running on the helper, in order
+        judged: list[tuple[Future, None]] = []  # judgements left running on the helper, in order
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
         # the explorer still times it, and its views without that distribution must not inherit the failure),
@@ -792,11 +787,7 @@ class HardenedRun(_Run):
 
         def settle(block: bool = True) -> None:
             """The judgements done so far (all of them, waiting, with ``block``), recorded in order."""
-            while judged and (block or judged[0].done()):
-                t0 = time.perf_counter()
-                breach = judged.pop(0).result()
-                self.judging_s += time.perf_counter() - t0  # what the run waited for
-                found(breach)
+            self.judging_s += cores.settle_in_order(judged, block, lambda breach, _: found(breach))
 
         def check_timed(out: np.ndarray, ref: np.ndarray, which: str) -> None:
             if defences.TIMED in self.breaches:
@@ -808,7 +799,7 @@ class HardenedRun(_Run):
                 self.judging_s += time.perf_counter() - t0
                 found(breach)
             else:
-                judged.append(ahead.submit(judge_timed, *job))
+                judged.append((ahead.submit(judge_timed, *job), None))
 
         own_clock: dict[str, list[float]] = {"ref": [], "cand": []}  # what the workers reported, for the record
         cost = interleaved.CallCost(calib)  # measured in place on the twin's reference calls (see CallCost)
