@@ -78,3 +78,34 @@ def test_a_derived_judging_view_agrees_with_a_run_without_the_check(off):
             assert derived is not None and derived.status == direct.status, (name, off, derived.msg, direct.msg)
     finally:
         g.close()
+
+
+def test_an_output_in_the_alloc_pool_is_judged_without_exact_output_too(grader):
+    """Without exact_output the output is read after the call (whatever it is), so the pool must not be NaN-filled
+    before that read: an honest kernel writing into ``alloc`` was judged wrong there ("max abs err inf"), and the
+    matrix showed its reward-hack rows against that."""
+    c = next(c for c in LIBRARY if c.task == "L1_softmax" and c.name == "inplace")
+    mode = dataclasses.replace(HARDENED, timing=None).without("exact_output", "float64_recheck")
+    r = kbench.evaluate("L1_softmax", c.src, mode, "inplace", grader=grader)
+    assert r.status == "correct", r.msg
+
+
+def test_evaluations_leave_no_alloc_pool_open_in_the_grading_process(grader):
+    """Each run's alloc pool (a memfd) is closed with its run: a long-lived grader kept every one (an fd and
+    2 x output + 1 MiB of shared memory per evaluation)."""
+    import os
+
+    def pools() -> int:
+        n = 0
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                n += "kbench-scratch" in os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                pass
+        return n
+
+    before = pools()
+    mode = dataclasses.replace(HARDENED, timing=None)
+    for _ in range(2):
+        assert kbench.evaluate("L1_gelu", kbench.TASK["L1_gelu"].ref_src, mode, "ref", grader=grader).correct
+    assert pools() == before

@@ -99,6 +99,7 @@ class _Run:
         self.worker_clock: Timing | None = None
         self.timing_now = False  # inside the timing step (the alloc pool is then refilled from the timing core)
         self.refill_due = 0  # bytes of the alloc pool to NaN-fill before the candidate's next call
+        self.scratch: ScratchArena | None = None  # the candidate's alloc pool, once loaded
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -253,6 +254,8 @@ class _Run:
             for w in (self.worker, self.twin):
                 if w is not None:
                     w.close()
+            if self.scratch is not None:  # after the worker let go of its view: a long-lived grader kept every pool
+                self.scratch.close()
         # The earliest enabled breach names the verdict, unless a trial had failed before it.
         off = set(defences.NAMES) - self.mode.defences
         enabled = [(d, m) for i, (d, m) in enumerate(self.breaches.items()) if defences.breach_holds(d, off)
@@ -444,12 +447,13 @@ class HardenedRun(_Run):
         self.start_worker()
         self.st = self.g.staging(self.task)
         self.map_inputs(self.st)
-        self.scratch = ScratchArena(2 * self.out_nbytes + (1 << 20), f"{self.task.name}-{secrets.token_hex(3)}")
-        reply = self.ask(P.MapArena("scratch", self.scratch.size), fd=self.scratch.fd)
+        scratch = self.scratch = ScratchArena(2 * self.out_nbytes + (1 << 20),
+                                              f"{self.task.name}-{secrets.token_hex(3)}")
+        reply = self.ask(P.MapArena("scratch", scratch.size), fd=scratch.fd)
         if not isinstance(reply, P.Mapped):
             self.fail_on(reply, "load", "could not map the alloc pool: ")
         else:
-            self.worker.share_pool(self.scratch.map, reply.addr)  # type: ignore[union-attr]
+            self.worker.share_pool(scratch.map, reply.addr)  # type: ignore[union-attr]
         if not self.mode.has("own_reference"):
             self.load_source(self.task.ref_src, f"ref:{self.task.name}", trusted=True)
         loaded = self.load_source(self.src, "cand")
@@ -476,7 +480,8 @@ class HardenedRun(_Run):
         reference would hand out first (the reference's latest output), placed where ``alloc`` starts."""
         assert self.worker is not None
         self.refill()  # normally done already, between pairs: never inside the call
-        if not self.mode.has("nan_alloc") and stale is not None and stale.nbytes <= self.scratch.size:
+        if not self.mode.has("nan_alloc") and stale is not None and self.scratch is not None \
+                and stale.nbytes <= self.scratch.size:
             np.frombuffer(self.scratch.map, np.uint8, stale.nbytes)[...] = stale.reshape(-1).view(np.uint8)
         req = P.Call("cand", pset_id, specs, "readonly" if self.mode.has("sealed_inputs") else "copy", "pool",
                      same_objects)
@@ -492,12 +497,12 @@ class HardenedRun(_Run):
             # timing core (``between_pairs``): the kernel then writes lines that core holds, as a fresh buffer
             # in an in-process call would be, not lines the grading process's core holds.
             self.refill_due = max(self.refill_due, k.reply.alloc_used)
-            if not self.timing_now:
+            if not self.timing_now and k.output is not None:  # else it is read later (``_read_any``): the next call refills
                 self.refill()
         return k
 
     def refill(self) -> None:
-        if self.refill_due:
+        if self.refill_due and self.scratch is not None:
             self.scratch.refill(self.refill_due)
             self.refill_due = 0
 
