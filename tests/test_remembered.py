@@ -19,7 +19,7 @@ def _fresh_memory():
 
 
 def _slow_double(x, params, alloc):  # noqa: ANN001, ANN202 - a reference that costs far more than its hash
-    time.sleep(0.02)
+    time.sleep(0.05)
     return x["a"] * np.float32(params.get("k", 2.0))
 
 
@@ -66,7 +66,7 @@ def test_a_reference_cheaper_than_hashing_its_inputs_is_not_remembered():
 
 def test_a_reference_whose_inputs_never_repeat_stops_paying_for_the_hash(monkeypatch):
     monkeypatch.setattr(remembered, "GIVE_UP", 3)
-    f = remembered.remembered("t_fresh", "src", lambda x, p, a: (time.sleep(0.005), x["a"] + 1)[1])
+    f = remembered.remembered("t_fresh", "src", lambda x, p, a: (time.sleep(0.05), x["a"] + 1)[1])
     hashed = []
     key = remembered._key
     monkeypatch.setattr(remembered, "_key", lambda *a: (hashed.append(1), key(*a))[1])
@@ -106,3 +106,17 @@ def test_the_lectures_reference_calls_repeat_and_give_the_same_verdicts():
     s = remembered.stats()[t.name]
     if s.computed + s.hits == 6 and remembered._memories[(t.name, hash(t.ref_src))].worth:
         assert (s.computed, s.hits) == (3, 3)
+
+
+def test_a_reference_kept_from_before_forget_still_answers_and_keeps_to_the_budget(monkeypatch):
+    monkeypatch.setattr(remembered, "MAX_BYTES", 4 * 4096)
+    f = remembered.remembered("t_slow", "src", _slow_double)
+    remembered.forget()  # f's memory is no longer listed: it must still work, and still drop its own outputs
+    for i in range(6):
+        assert f({"a": np.full(1024, i, np.float32)}, {})[0] == 2 * i
+    assert f({"a": np.full(1024, 5, np.float32)}, {})[0] == 10
+    assert remembered._held[0] <= 4 * 4096
+    g = remembered.remembered("t_obj", "src", lambda x, p, a: (time.sleep(0.05), np.zeros(1))[1])
+    for _ in range(2):
+        g({"a": np.array([object()], dtype=object)}, {})  # an object array's bytes are pointers: no content key
+    assert remembered.stats()["t_obj"].hits == 0

@@ -83,6 +83,8 @@ def stats() -> dict[str, Stats]:
 def forget() -> None:
     """Drop every remembered output and verdict."""
     with _lock:
+        for m in _memories.values():
+            m.entries.clear()
         _memories.clear()
         _held[0] = 0
 
@@ -100,6 +102,8 @@ def _key(x: Any, params: Any) -> bytes | None:
             v = d[name]
             h.update(repr(str(name)).encode())
             if type(v) is np.ndarray:
+                if v.dtype.hasobject:  # its bytes are pointers, not content
+                    return None
                 h.update(f"{v.dtype.str}{v.shape}|{len(parts)}".encode())
                 raw = memoryview(np.ascontiguousarray(v)).cast("B")
                 cut = len(raw) // 2 if len(raw) >= SPLIT_BYTES else len(raw)
@@ -109,7 +113,15 @@ def _key(x: Any, params: Any) -> bytes | None:
             else:
                 return None
     halves = [parts[0::2], parts[1::2]]
-    for digest in parallel.map_(lambda side: [hashlib.sha256(p).digest() for p in side], halves):
+
+    def hashed(side: list[memoryview]) -> list[bytes]:
+        return [hashlib.sha256(p).digest() for p in side]
+
+    if sum(len(p) for p in parts) >= SPLIT_BYTES:
+        digests = parallel.map_(hashed, halves)
+    else:  # small: a thread hand-off would cost more than the hash (and, on a busy machine, far more)
+        digests = [hashed(side) for side in halves]
+    for digest in digests:
         h.update(b"".join(digest))
     return h.digest()
 
@@ -172,7 +184,10 @@ def _keep(memory: _Memory, key: bytes, out: np.ndarray) -> None:
     memory.entries[key] = out.copy()
     _held[0] += out.nbytes
     while _held[0] > cap:  # other references' outputs go first: the caller has moved on from them
-        victim = min((m for m in _memories.values() if m.entries), key=lambda m: m is memory)
+        others = [m for m in _memories.values() if m.entries and m is not memory]
+        victim = others[0] if others else memory
+        if not victim.entries:
+            break
         _, old = victim.entries.popitem(last=False)
         _held[0] -= old.nbytes
     memory.stats.own_s += time.perf_counter() - t
