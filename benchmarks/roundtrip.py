@@ -93,9 +93,10 @@ def sweep(reps: int) -> tuple[list[tuple], dict[str, float]]:
                 t1 = time.perf_counter_ns()
                 k = cand.run(P.Call("cand" if output == "heap" else "pool", "p", spec), 10.0, ("<f4", (n,)), into)
                 t2 = time.perf_counter_ns()
-                pool.refill(n * 4)  # as grading does between calls, untimed
                 np.copyto(floor_dst, src)
                 t3 = time.perf_counter_ns()
+                if output == "pool":
+                    pool.refill(n * 4)  # as grading does between calls, outside every clock here
                 assert k.output is not None and k.output[-1] == src[-1]
                 if i >= 3:
                     kn = k.reply.kernel_ns
