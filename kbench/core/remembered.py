@@ -188,15 +188,18 @@ def _keep(memory: _Memory, key: bytes, out: np.ndarray) -> None:
         victim = others[0] if others else memory
         if not victim.entries:
             break
-        _, old = victim.entries.popitem(last=False)
-        _held[0] -= old.nbytes
+        _drop_oldest(victim)
     memory.stats.own_s += time.perf_counter() - t
+
+
+def _drop_oldest(memory: _Memory) -> None:
+    _, old = memory.entries.popitem(last=False)
+    _held[0] -= old.nbytes
 
 
 def _drop(memory: _Memory) -> None:
     while memory.entries:
-        _, old = memory.entries.popitem(last=False)
-        _held[0] -= old.nbytes
+        _drop_oldest(memory)
 
 
 __all__ = ["GIVE_UP", "MAX_BYTES", "Stats", "WORTH", "budget", "forget", "remembered", "stats"]
