@@ -26,6 +26,22 @@ if not console.is_terminal and not os.environ.get("COLUMNS"):
     console = Console(highlight=False, width=160)  # files and pipes: wide tables, no wrapping
 
 
+def task_names(arg: str) -> list[str] | None:
+    """``--tasks a,b`` as a list of task names (None: every task); an unknown name ends the script with a one-line
+    error and exit code 2, as argparse does for a bad option, instead of a KeyError or an empty table."""
+    if not arg:
+        return None
+    from kbench.core.tasks import TASK
+
+    names = [n.strip() for n in arg.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TASK]
+    if unknown or not names:
+        print(f"{Path(sys.argv[0]).name}: error: unknown task {', '.join(unknown) or repr(arg)} "
+              f"(tasks: {', '.join(TASK)})", file=sys.stderr)
+        raise SystemExit(2)
+    return names
+
+
 def progress(msg: str) -> None:
     """A transient progress line (terminals only; files stay clean)."""
     if console.is_terminal:

@@ -28,6 +28,14 @@ candidate worker are): in one process the two reuse the same freed blocks for th
 in cache; in two, each call finds its own evicted by the other's (12-03: a softmax reference 4.1-4.2 ms called
 back to back in a worker, 4.9 ms with another worker's call between).
 
+A miss is attributed to the call's charge when kbench's speedup by the workers' own clocks (the same pairs, each
+kernel as its worker stamped it: ``Result.worker_clock``) is within 5 % of the independent one, or of the
+two-process one. By the grader's clock a candidate pays whatever its worker does between a request's arrival and
+its reply (kbench's Python loop for an honest candidate: fresh input objects, the output's checks and address),
+while the reference is refunded its own, and a call shorter than 2 ms is charged less than the whole floor a call
+after the gap costs (README, the clock: neither a leaner loop nor a longer call may buy time). The "charge" column
+is what that added to the candidate's median time (the grader's clock less the worker's), in the precise runs.
+
     python benchmarks/accuracy.py [--tasks L1_gelu,L1_softmax] [--calls 60] [--fresh 3]
 """
 
@@ -37,7 +45,7 @@ import argparse
 
 # Heavy imports only in the parent (see README.md: the fork server re-imports the main module).
 if __name__ == "__main__":
-    from _common import console, footer, header, pin_blas, progress, verdict
+    from _common import console, footer, header, pin_blas, progress, task_names, verdict
     from rich.table import Table
 
 TARGET = 0.05
@@ -247,7 +255,9 @@ def fresh_speedups(name: str, n: int, calls: int, seed: int) -> list[float]:
 
 
 def main() -> int:
+    import math
     import os
+    import statistics
     from dataclasses import replace
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -263,6 +273,7 @@ def main() -> int:
     if args.child:
         return child(args.child, args.calls, args.seed)
 
+    names = task_names(args.tasks)
     from kbench import HARDENED, LIBRARY, TASK, Grader, evaluate
 
     same_allocator_as_workers()
@@ -275,14 +286,16 @@ def main() -> int:
                 f"{args.calls} alternated calls per function, median, before and after kbench's runs; target: "
                 f"kbench without early decisions within ±{TARGET:.0%} for kernels >= {MIN_KERNEL_S * 1e3:.0f} ms, "
                 "and kbench's graded interval containing the independent speedup.")
-    wanted = set(args.tasks.split(",")) if args.tasks else None
+    wanted = set(names) if names else None
     grader = Grader()
     table = Table("candidate", "graded (interval, stop)", "contains?", "precise, twice (pairs)", "staged before / after",
-                  f"{args.fresh} fresh processes", "two processes (ratio)", "t_cand", "ratio", "within 5%", "cycled",
+                  f"{args.fresh} fresh processes", "two processes (ratio)", "t_cand", "charge", "ratio", "within 5%",
+                  "cycled",
                   title="kbench / independent (staged, geometric mean of "
                   "before and after: the target; cycled: for contrast)")
     misses, drifted, counted, ratios, long_enough, covered, n_graded = [], [], 0, [], [], 0, 0
     two_procs: list[tuple[str, float, float]] = []
+    charged: list[tuple[str, float, float, float]] = []
     try:
         for c in LIBRARY:
             if wanted and c.task not in wanted:
@@ -313,9 +326,14 @@ def main() -> int:
                                       seed)
             if not (rp.correct and rp2.correct) or rp.timing is None or rp2.timing is None:
                 table.add_row(f"{c.task}/{c.name}", "", "", f"[red]{rp.status} / {rp2.status}[/]", "", "", "", "", "",
-                              "", "")
+                              "", "", "")
                 continue
             kb = (rp.speedup * rp2.speedup) ** 0.5
+            # the same pairs by the workers' own clocks: the speedup without the call's charge (see the docstring)
+            clocks = [x.worker_clock for x in (rp, rp2) if x.worker_clock is not None]
+            kb_own = math.prod(w.speedup for w in clocks) ** (1 / len(clocks)) if clocks else float("nan")
+            charge_us = statistics.median((x.timing.t_cand - x.worker_clock.t_cand) * 1e6 for x in (rp, rp2)
+                                        if x.timing is not None and x.worker_clock is not None) if clocks else float("nan")
             lo_k, hi_k = sorted((rp.speedup, rp2.speedup))
             ind = (before * after) ** 0.5
             t_cand = (t_before * t_after) ** 0.5
@@ -343,6 +361,9 @@ def main() -> int:
                 elif abs(kb / two - 1) <= TARGET:  # as kbench's arms are: each in a process of its own
                     two_procs.append((f"{c.task}/{c.name}", ratio, kb / two))
                     mark = "[yellow]two processes[/]"
+                elif min(abs(kb_own / ind - 1), abs(kb_own / two - 1)) <= TARGET:  # what the call is charged
+                    charged.append((f"{c.task}/{c.name}", ratio, charge_us, kb_own / ind))
+                    mark = "[yellow]call's charge[/]"
                 else:
                     misses.append((f"{c.task}/{c.name}", ratio))
             counted += applies
@@ -350,7 +371,7 @@ def main() -> int:
                           verdict(contains), f"{rp.speedup:.3f} / {rp2.speedup:.3f} ({rp.timing.n_samples}, {rp2.timing.n_samples})",
                           f"{before:.3f} / {after:.3f}",
                           f"{min(fresh):.3f}–{max(fresh):.3f}" if fresh else "", f"{two:.3f} ({kb / two:.3f})",
-                          f"{t_cand * 1e3:.2f} ms", f"{ratio:.3f}", mark,
+                          f"{t_cand * 1e3:.2f} ms", f"{charge_us:.0f} µs", f"{ratio:.3f}", mark,
                           f"{cyc:.3f}")
     finally:
         grader.close()
@@ -358,13 +379,16 @@ def main() -> int:
     worst = max((abs(x - 1) for x, applies in zip(ratios, long_enough) if applies), default=float("nan"))
     summary = Table("metric", "target", "measured", "met?", title="summary")
     summary.add_row("candidates >= 1 ms within 5 % of the independent speedup (kbench without early decisions)",
-                    f"{counted}/{counted}", f"{counted - len(misses) - len(drifted) - len(two_procs)}/{counted}",
-                    verdict(not misses and not drifted and not two_procs))
+                    f"{counted}/{counted}",
+                    f"{counted - len(misses) - len(drifted) - len(two_procs) - len(charged)}/{counted}",
+                    verdict(not misses and not drifted and not two_procs and not charged))
     summary.add_row("  misses where one side spreads > 5 % and the ranges overlap (scatter between processes)", "",
                     f"{len(drifted)}", "" if drifted else verdict(True))
     summary.add_row("  misses within 5 % of the independent speedup with each arm in a process of its own", "",
                     f"{len(two_procs)}", "")
-    summary.add_row("  misses without either cause", "0", f"{len(misses)}", verdict(not misses))
+    summary.add_row("  misses within 5 % by the workers' own clocks (the call's charge beyond the kernel)", "",
+                    f"{len(charged)}", "")
+    summary.add_row("  misses without a named cause", "0", f"{len(misses)}", verdict(not misses))
     summary.add_row("worst |ratio - 1| (candidates >= 1 ms)", f"<= {TARGET:.0%}", f"{worst:.1%}",
                     verdict(worst <= TARGET))
     summary.add_row("graded intervals containing the independent speedup (kernels >= 1 ms)", f"{n_graded}/{n_graded}",
@@ -375,6 +399,9 @@ def main() -> int:
     if two_procs:
         console.print("two processes: " + ", ".join(f"{n} ({x:.3f}; {y:.3f} against the two-process measurement)"
                                                     for n, x, y in two_procs))
+    if charged:
+        console.print("call's charge: " + ", ".join(f"{n} ({x:.3f}; charged {us:.0f} µs per call beyond its kernel; "
+                                                    f"{y:.3f} by the workers' clocks)" for n, x, us, y in charged))
     if misses:
         console.print("missed: " + ", ".join(f"{n} ({x:.3f})" for n, x in misses))
     footer(t0)

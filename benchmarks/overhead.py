@@ -32,14 +32,15 @@ from typing import Any
 # re-imports the parent's main module (as __mp_main__) in every worker; importing rich there would add
 # ~20 ms to every worker start and distort what is measured.
 if __name__ == "__main__":
-    from _common import console, footer, header, progress, verdict
+    from _common import console, footer, header, progress, task_names, verdict
     from rich.table import Table
 
 
 TARGET = 1.25
-#: Work the grader does ahead on another core while a pair's calls run (``kbench.grading.cores.Ahead``).
-AHEAD_THREAD = "kbench-ahead"
-AHEAD = "beside the calls (other core): "
+#: Work done on the grader's other threads, beside the grading thread: ahead on another core while a pair's calls
+#: run (``kbench.grading.cores.Ahead``), and on the pool's threads (a trial's facts while the candidate's trials run,
+#: the second half of a split pass while the grading thread does the first).
+AHEAD = "beside the grading thread (helper or pool threads): "
 
 
 class Probe:
@@ -53,8 +54,8 @@ class Probe:
         self.skipped: list[str] = []
 
     def add(self, cat: str, dt: float) -> None:
-        if threading.current_thread().name.startswith(AHEAD_THREAD):
-            cat = AHEAD + cat  # on the helper thread, beside the calls: not part of the wall's exclusive split
+        if threading.current_thread() is not threading.main_thread():
+            cat = AHEAD + cat  # beside the grading thread: not part of the wall's exclusive split
         self.t[cat] += dt
         self.n[cat] += 1
 
@@ -196,7 +197,8 @@ def main() -> int:
     from kbench.core.modes import HARDENED
     from kbench.core.tasks import TASK
 
-    wanted = set(args.tasks.split(",")) if args.tasks else None
+    names = task_names(args.tasks)
+    wanted = set(names) if names else None
     library = [c for c in LIBRARY if wanted is None or c.task in wanted]
     t0 = header(f"Harness overhead ({'tasks ' + args.tasks if wanted else 'full library'}, hardened)",
                 f"wall time of hardened evaluations of {len(library)} library candidates (fresh grader) / kernel "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 # Heavy imports only in the parent (see README.md: the fork server re-imports the main module).
 if __name__ == "__main__":
-    from _common import console, footer, header, progress, verdict
+    from _common import console, footer, header, progress, task_names, verdict
     from rich.table import Table
 
 CLASSES = {"faster": (1.5, float("inf")), "slower": (0.0, 0.8), "same": (0.8, 1.5)}
@@ -60,7 +60,8 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from kbench import HARDENED, LIBRARY, NAIVE, TASK, TASKS, Grader, evaluate
 
-    tasks = [TASK[n] for n in args.tasks.split(",")] if args.tasks else list(TASKS)
+    wanted = task_names(args.tasks)
+    tasks = [TASK[n] for n in wanted] if wanted else list(TASKS)
     names = {t.name for t in tasks}
     t0 = header("Speed classes of the library candidates (naive and hardened)",
                 "every library candidate graded once per mode; the class it was written to have vs the class "
