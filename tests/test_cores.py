@@ -91,3 +91,27 @@ def test_the_grading_thread_works_between_calls_on_the_timing_core_and_leaves_it
     assert len(cores_between) == 1  # one core: the timing core
     assert during_calls and all(not (c <= cores_between) for c in during_calls)  # no request sent from there
     assert os.sched_getaffinity(0) == mine
+
+
+def test_work_beside_the_trials_uses_every_core_and_is_recorded_in_the_order_submitted():
+    """Nothing is timed during the correctness trials: their judgements may run side by side on every core, the
+    timing core's included, and are still recorded in the trials' order, however they finish."""
+    timing = max(os.sched_getaffinity(0))
+    beside = cores.Ahead(timing, every_core=True)
+    started = threading.Barrier(2, timeout=10)  # two jobs running at once, or the barrier breaks
+    seen: list[set[int]] = []
+
+    def job(i: int) -> int:
+        seen.append(os.sched_getaffinity(0))
+        if i < 2:
+            started.wait()
+        return i
+
+    try:
+        pending = [(beside.submit(job, i), i) for i in range(6)]
+        recorded: list[int] = []
+        cores.settle_in_order(pending, True, lambda result, tag: recorded.append(result))
+    finally:
+        beside.close()
+    assert recorded == list(range(6))
+    assert all(timing in cpus for cpus in seen)

@@ -48,16 +48,21 @@ class Ahead:
     otherwise be done between pairs with the timing core idle (12-03, issue 18: draws and judgements were a
     quarter of a hardened evaluation's wall time). Its passes run one after another on its own thread
     (``parallel.one_thread``: the pool's threads may take the timing core). Jobs run in the order submitted, so
-    a job that waits for one also waits for every job before it.
+    a job that waits for one also waits for every job before it. (``every_core``, for the untimed trials: a thread
+    per core, the timing core's included, and jobs side by side.)
 
     What it costs the timed calls was measured side by side on this machine (a judging-like pass or a memory
     stream on the other core: a 2 ms softmax and a 7.7 ms GEMM 0-3 % slower, within the idle runs' own scatter);
     the calls of a pair come in random order, so whatever is left lands on both arms alike."""
 
-    def __init__(self, timing_cpu: int) -> None:
-        self.cpus = _other_cores(timing_cpu)
-        # its thread starts on its own cores, whatever the submitting thread's (which may be parked on the timing core)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbench-ahead", initializer=self._home)
+    def __init__(self, timing_cpu: int, every_core: bool = False) -> None:
+        """``every_core``: for work beside calls that are not timed (the correctness trials): one thread per core,
+        the timing core included, and jobs may run side by side (still recorded in submission order by
+        ``settle_in_order``)."""
+        self.cpus = set(parallel.START_CPUS or os.sched_getaffinity(0)) if every_core else _other_cores(timing_cpu)
+        threads = max(1, min(len(self.cpus), parallel.THREADS)) if every_core else 1
+        # its threads start on their own cores, whatever the submitting thread's (which may be parked on the timing core)
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="kbench-ahead", initializer=self._home)
 
     def _home(self) -> None:
         try:
@@ -69,7 +74,9 @@ class Ahead:
         return self._pool.submit(self._run, fn, *args)
 
     def _run(self, fn: Callable[..., R], *args: Any) -> R:
-        with parallel.one_thread():  # on its own cores since it started (``_home``)
+        # on its own cores since it started (``_home``); its passes stay on its thread (the pool's threads may be
+        # busy with the trials' facts, which a judgement waits for: a pass split onto them could wait behind them)
+        with parallel.one_thread():
             return fn(*args)
 
     def close(self) -> None:

@@ -608,9 +608,10 @@ class HardenedRun(_Run):
     def correctness(self) -> None:
         plan = self.mode.trial_plan()
         truths = self.truths(plan)
-        # Trial i's output is judged on another core (``cores.Ahead``) while trial i + 1's call runs; judgements
-        # are recorded in the trials' order. (Nothing is timed here: the overlap only saves the wait.)
-        ahead = Ahead(self.timing_cpu) if cores.available(self.timing_cpu) else None
+        # Trial i's output is judged beside trial i + 1's call (``cores.Ahead``), on every core: nothing is timed
+        # here, and a trial's judgement (5-15 ms) often outlasts the next trial's call, so one thread on one core fell
+        # behind and the last judgement waited for the others. Judgements are recorded in the trials' order.
+        ahead = Ahead(self.timing_cpu, every_core=True) if cores.available(self.timing_cpu) else None
         judged: list[tuple[Future, tuple[int, str, str]]] = []  # (its judgement, the trial's i, dist, set)
         first_fail: list[Trial] = []
 
