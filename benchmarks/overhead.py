@@ -37,9 +37,11 @@ if __name__ == "__main__":
 
 
 TARGET = 1.25
-#: Work done on the grader's other threads, beside the grading thread: ahead on another core while a pair's calls
-#: run (``kbench.grading.cores.Ahead``), and on the pool's threads (a trial's facts while the candidate's trials run,
-#: the second half of a split pass while the grading thread does the first).
+#: Work done beside the grading thread, on the helper's threads (``kbench.grading.cores.Ahead``: ahead while a pair's
+#: calls run, judgements beside the trials) and the pool's (a trial's facts while the candidate's trials run, the
+#: second half of a split pass while the grading thread does the first). Not the reference workers' threads: the
+#: grading thread waits for the trials' references.
+BESIDE_THREADS = ("kbench-ahead", "kbench-pass")
 AHEAD = "beside the grading thread (helper or pool threads): "
 
 
@@ -54,7 +56,7 @@ class Probe:
         self.skipped: list[str] = []
 
     def add(self, cat: str, dt: float) -> None:
-        if threading.current_thread() is not threading.main_thread():
+        if threading.current_thread().name.startswith(BESIDE_THREADS):
             cat = AHEAD + cat  # beside the grading thread: not part of the wall's exclusive split
         self.t[cat] += dt
         self.n[cat] += 1
