@@ -99,7 +99,8 @@ def run(args) -> int:
                           " ".join(f"{r.speedup_ci[0]:.2f}–{r.speedup_ci[1]:.2f}" for r in ok),
                           " ".join(str(r.timing.n_samples) for r in ok),
                           f"{sum(bool(r.timing.contended) for r in ok)}/{len(ok)}",
-                          f"{geomean(sp):.3f}" if sp else "", f"{drift:.2%}", drift_txt, own_txt, f"{cov}/{len(rs)}", cov_txt)
+                          f"{geomean(sp):.3f}" if sp else "", f"{drift:.2%}", drift_txt, own_txt, f"{cov}/{len(rs)}",
+                          cov_txt)
     finally:
         grader.close()
     console.print(table)

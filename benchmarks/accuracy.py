@@ -35,9 +35,10 @@ ones). Measured 12-04 with one 2048 x 2048 row scaling after another process's G
 4.4 ms in shared memory, 3.8 ms after a GEMM in its own process, 2.7-2.8 ms back to back.
 
 A miss is attributed to the call's charge when kbench's speedup by the workers' own clocks (the same pairs, each
-kernel as its worker stamped it: ``Result.worker_clock``) is within 5 % of the independent one, or of the
-one measured with kbench's arms reproduced. By the grader's clock a candidate pays whatever its worker does between a request's arrival and
-its reply (kbench's Python loop for an honest candidate: fresh input objects, the output's checks and address),
+kernel as its worker stamped it: ``Result.worker_clock``) is within 5 % of the independent one, or of the one
+measured with kbench's arms reproduced. By the grader's clock a candidate pays whatever its worker does between a
+request's arrival and its reply (kbench's Python loop for an honest candidate: fresh input objects, the output's
+checks and address),
 while the reference is refunded its own, and a call shorter than 2 ms is charged less than the whole floor a call
 after the gap costs (README, the clock: neither a leaner loop nor a longer call may buy time). The "charge" column
 is what that added to the candidate's median time (the grader's clock less the worker's), in the precise runs.
@@ -192,11 +193,11 @@ def arm(name: str, which: str, seed: int) -> int:
 
     def alloc(shape, dtype=np.float32):
         dt, shp = np.dtype(dtype), tuple(int(n) for n in np.atleast_1d(shape))
-        n, start = int(np.prod(shp)) * dt.itemsize, -(-used[0] // 64) * 64
-        if start + n > len(scratch):
+        count, start = int(np.prod(shp)), -(-used[0] // 64) * 64
+        if start + count * dt.itemsize > len(scratch):
             return np.full(shp, np.nan, dt)
-        used[0] = start + n
-        return np.frombuffer(scratch, dt, int(np.prod(shp)), start).reshape(shp)
+        used[0] = start + count * dt.itemsize
+        return np.frombuffer(scratch, dt, count, start).reshape(shp)
 
     print("ready", flush=True)
     with np.errstate(all="ignore"):
@@ -246,7 +247,7 @@ def two_process_speedup(name: str, calls: int, seed: int) -> float:
             p.stdin.flush()  # type: ignore[union-attr]
             return p.stdout.readline()  # type: ignore[union-attr]
 
-        for i in (1, 2):  # warm-up pairs (their alloc shapes recorded)
+        for i in (1, 2):  # warm-up pairs, untimed
             for w in ("ref", "cand"):
                 ask(w, f"s {i}")
                 ask(w, "w")

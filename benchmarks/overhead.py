@@ -42,7 +42,7 @@ TARGET = 1.25
 #: second half of a split pass while the grading thread does the first). Not the reference workers' threads: the
 #: grading thread waits for the trials' references.
 BESIDE_THREADS = ("kbench-ahead", "kbench-pass")
-AHEAD = "beside the grading thread (helper or pool threads): "
+BESIDE = "beside the grading thread (helper or pool threads): "
 
 
 class Probe:
@@ -57,7 +57,7 @@ class Probe:
 
     def add(self, cat: str, dt: float) -> None:
         if threading.current_thread().name.startswith(BESIDE_THREADS):
-            cat = AHEAD + cat  # beside the grading thread: not part of the wall's exclusive split
+            cat = BESIDE + cat  # beside the grading thread: not part of the wall's exclusive split
         self.t[cat] += dt
         self.n[cat] += 1
 
@@ -267,8 +267,8 @@ def main() -> int:
     parts = Table("where the wall time went (exclusive)", "seconds", "share of wall", "count", "per event",
                   title="breakdown (instrumented in this process)")
     accounted = 0.0
-    for cat, v in sorted(probe.t.items(), key=lambda kv: (kv[0].startswith(AHEAD), -kv[1])):
-        beside = cat.startswith(AHEAD)
+    for cat, v in sorted(probe.t.items(), key=lambda kv: (kv[0].startswith(BESIDE), -kv[1])):
+        beside = cat.startswith(BESIDE)
         accounted += 0.0 if beside else v
         parts.add_row(cat, f"{v:.3f}", "(beside)" if beside else f"{v / wall:.1%}", str(probe.n[cat]),
                       f"{v / max(probe.n[cat], 1) * 1e3:.3f} ms")

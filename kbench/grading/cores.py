@@ -49,19 +49,17 @@ class Ahead:
     quarter of a hardened evaluation's wall time). Its passes run one after another on its own thread
     (``parallel.one_thread``: the pool's threads may take the timing core). Jobs run in the order submitted, so
     a job that waits for one also waits for every job before it. (``every_core``, for the untimed trials: a thread
-    per core, the timing core's included, and jobs side by side.)
+    per core, the timing core's included, and jobs side by side, still recorded in submission order by
+    ``settle_in_order``.)
 
     What it costs the timed calls was measured side by side on this machine (a judging-like pass or a memory
     stream on the other core: a 2 ms softmax and a 7.7 ms GEMM 0-3 % slower, within the idle runs' own scatter);
     the calls of a pair come in random order, so whatever is left lands on both arms alike."""
 
     def __init__(self, timing_cpu: int, every_core: bool = False) -> None:
-        """``every_core``: for work beside calls that are not timed (the correctness trials): one thread per core,
-        the timing core included, and jobs may run side by side (still recorded in submission order by
-        ``settle_in_order``)."""
-        self.cpus = set(parallel.START_CPUS or os.sched_getaffinity(0)) if every_core else _other_cores(timing_cpu)
+        self.cpus = _every_core() if every_core else _other_cores(timing_cpu)
         threads = max(1, min(len(self.cpus), parallel.THREADS)) if every_core else 1
-        # its threads start on their own cores, whatever the submitting thread's (which may be parked on the timing core)
+        # its threads start on their own cores, whatever the submitting thread's (parked on the timing core, maybe)
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="kbench-ahead", initializer=self._home)
 
     def _home(self) -> None:
@@ -98,8 +96,12 @@ def settle_in_order(pending: "list[tuple[Future[R], Any]]", block: bool, record:
     return waited
 
 
+def _every_core() -> set[int]:
+    return set(parallel.START_CPUS or os.sched_getaffinity(0))
+
+
 def _other_cores(timing_cpu: int) -> set[int]:
-    return set(parallel.START_CPUS or os.sched_getaffinity(0)) - {timing_cpu}
+    return _every_core() - {timing_cpu}
 
 
 def available(timing_cpu: int | None) -> bool:
