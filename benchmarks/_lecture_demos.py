@@ -101,10 +101,11 @@ if __name__ == "__main__":
             fwd, init, err = load(*a, **kw)
             return (clocked(fwd, floor, "demo 4: candidates' forward (in-process)") if fwd else fwd), init, err
 
-        from kbench.core import remembered
+        from kbench.core import remembered, remembered_draws
 
         mod.load_candidate = load_clocked
         remembered.forget()
+        remembered_draws.forget()
         try:
             t = time.perf_counter()
             mod.demo4_tests()

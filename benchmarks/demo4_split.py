@@ -68,9 +68,10 @@ def main() -> int:
                                lambda a, r: sum(v.size for v in r.values()) if r else 0)
     Task.make_params = clocked("make_params", orig_params)  # type: ignore[method-assign]
     mod.check_output = clocked("check_output", orig_check, lambda a, r: int(np.size(a[1])))
-    from kbench.core import remembered
+    from kbench.core import remembered, remembered_draws
 
     remembered.forget()
+    remembered_draws.forget()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             t = time.perf_counter()

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from kbench.core import distributions, remembered
+from kbench.core import distributions, remembered, remembered_draws
 
 if TYPE_CHECKING:
     from kbench.core import taskfile
@@ -85,10 +85,14 @@ class Task:
 
     def make_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
         """Fresh inputs drawn from the named distribution (the plain i.i.d. draw the lecture uses; on the
-        grader's copy of the task, ``for_trials()``, the structured trial inputs)."""
+        grader's copy of the task, ``for_trials()``, the structured trial inputs). A draw from a generator state
+        seen before is answered from memory (``kbench.core.remembered_draws``: the same values, the generator moved
+        on the same way; the lecture's demo 4 repeats each draw once per candidate)."""
         if self.trial_structure:
             return self.trial_inputs(rng, dist)
-        return {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()}
+        return remembered_draws.drawn(
+            self.name, self.inputs, dist, rng,
+            lambda: {k: distributions.sample(rng, dist, shape) for k, shape in self.inputs.items()})
 
     def trial_inputs(self, rng: np.random.Generator, dist: str = "normal") -> Inputs:
         """The hardened grader's trial inputs: the named distribution with the structure real inputs have
