@@ -31,6 +31,8 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default=SEED, help="path of the lecture script")
+    ap.add_argument("--fresh-process", action="store_true",
+                    help="glibc's own allocator settings, as in a process that never made a grader")
     args = ap.parse_args()
     t0 = header("Lecture demo 4: kbench's own work vs the kernels it serves",
                 f"demo 4 of {args.seed}, in this process; target: make_inputs + make_params + check_output "
@@ -42,6 +44,11 @@ def main() -> int:
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
 
     from kbench.core.tasks import Task
+    from kbench.sandbox.worker import same_allocator_everywhere
+
+    # The lecture runs demo 4 after demos 1-3 made a grader, which gives the process kbench's allocator convention.
+    if not args.fresh_process:
+        same_allocator_everywhere()
 
     import numpy as np
 

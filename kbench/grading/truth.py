@@ -28,6 +28,7 @@ from kbench.grading.lanes import timing_cpu
 from kbench.sandbox import protocol as P
 from kbench.sandbox.arena import InputArena
 from kbench.sandbox.server import Worker, WorkerError
+from kbench.sandbox.worker import same_allocator_everywhere
 
 #: Input slots per task arena: trial references are computed two at a time; one slot serves a timing pair.
 N_SLOTS = 4
@@ -106,6 +107,9 @@ class Grader:
 
     def __init__(self, seed: int | None = None, blas_threads: int = 1, cache_bytes: int = CACHE_BYTES) -> None:
         self.seed = seed if seed is not None else secrets.randbits(62)
+        # The grading process keeps the memory it frees, as the workers do: memory handed back to the OS may go back
+        # to a VM's host (free page reporting) and costs ~2.4 ms per MiB to touch again (README, Measured performance).
+        same_allocator_everywhere()
         # Candidate and timing-reference workers share one core (the last), so neither gets a cache the
         # other lacks; the grading process and the UI keep the others.
         self.cpu: int | None = timing_cpu()

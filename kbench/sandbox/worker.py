@@ -508,7 +508,11 @@ def same_allocator_everywhere() -> bool:
 
     Why: left to glibc's adaptive threshold, a fresh worker pays page faults on every temporary (~0.2 ms/MB)
     that a warm one does not (a 1.0x kernel measured 0.74x); a benchmark measuring kernels beside kbench's
-    workers calls this to run them under the same convention."""
+    workers calls this to run them under the same convention. The grading process keeps it too (``Grader``):
+    on a VM that hands freed memory back to its host (free page reporting, as on the Firecracker guest kbench
+    is developed on), memory unmapped for a second or more costs ~2.4 ms per MiB to touch again, 30 times a
+    copy: 64 MiB took 161 ms fresh, 18 ms reused at once, 152 ms reused 10 s later, and an output read into a
+    fresh array 2.3 ms per MiB against 0.13-0.18 into a reused one (12-04)."""
     try:
         libc = ctypes.CDLL(None)
         libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
