@@ -43,8 +43,9 @@ def _exact(task, x, params):  # noqa: ANN001, ANN202
         return np.asarray(f(wide, p64, None), np.float64)
 
 
-def judge_candidate(task, src: str, seed: int):  # noqa: ANN001, ANN201
-    """[(dist, Comparison | error string)] for the 5 hardened trials of one draw, judged in this process."""
+def judge_candidate(task, src: str, seed: int, exactness: list | None = None):  # noqa: ANN001, ANN201
+    """[(dist, Comparison | error string)] for the 5 hardened trials of one draw, judged in this process.
+    ``exactness``: gets, per trial, (the output's max error from the float64 answer, the float32 reference's)."""
     import numpy as np
 
     from kbench.core import judging
@@ -72,7 +73,21 @@ def judge_candidate(task, src: str, seed: int):  # noqa: ANN001, ANN201
             continue
         facts = judging.trial_facts(task, ref, x, params, predictors=False)
         out.append((dist, judging.judge(y, ref, facts, x, params, exact=lambda: _exact(task, x, params))))
+        if exactness is not None:
+            e = _exact(task, x, params)
+            with np.errstate(all="ignore"):
+                exactness.append((float(np.max(np.abs(np.asarray(y, np.float64) - e))),
+                                  float(np.max(np.abs(ref.astype(np.float64) - e)))))
     return out
+
+
+def _trick_silent(task, src: str, seed: int) -> bool:  # noqa: ANN001
+    """Whether an accepted shortcut's outputs were as close to the float64 answer as the float32 reference's on
+    every trial of the draw (within twice its error): its trick did not fire on these inputs, so accepting it
+    accepted right answers. Measured, per draw: a trick that fired and slipped through stays a false accept."""
+    err: list = []
+    judge_candidate(task, src, seed, err)
+    return bool(err) and all(mine <= 2 * theirs + 1e-30 for mine, theirs in err)
 
 
 def accuracy_tables(seeds: int):  # noqa: ANN201
@@ -94,6 +109,7 @@ def accuracy_tables(seeds: int):  # noqa: ANN201
     per_check = defaultdict(lambda: {"caught": 0, "alone": 0, "honest_rejects": 0})
     per_dist = defaultdict(lambda: {"short_acc": 0, "short_n": 0, "honest_rej": 0, "honest_n": 0})
     verdicts = defaultdict(lambda: [0, 0])  # set -> [wrong, correct]
+    silent: list[str] = []  # shortcuts accepted whose outputs were as exact as the reference's (``_trick_silent``)
     errors: list[str] = []
     for label, cands in sets.items():
         shortcut = label == "shortcut"
@@ -105,6 +121,8 @@ def accuracy_tables(seeds: int):  # noqa: ANN201
                 errors += raised
                 ok = not raised and all(c.ok for c in comps)
                 verdicts[label][1 if ok else 0] += 1
+                if shortcut and ok and _trick_silent(task, src, 1000 + seed):
+                    silent.append(f"{name} (draw {seed + 1})")
                 names = {ch.name for c in comps for ch in c.checks}
                 for n in names:
                     failed_somewhere = any(ch.name == n and ch.ok is False for c in comps for ch in c.checks)
@@ -134,10 +152,12 @@ def accuracy_tables(seeds: int):  # noqa: ANN201
     t3 = Table("set", "runs", "judged wrong", "judged correct", title="verdicts")
     for label, (w, c) in verdicts.items():
         t3.add_row(label, str(w + c), str(w), str(c))
-    fa = verdicts["shortcut"][1]
+    fa = verdicts["shortcut"][1] - len(silent)
     fr = sum(v[0] for k, v in verdicts.items() if k != "shortcut")
-    return (t1, t2, t3, f"false accepts: {fa} of {n_short} shortcut runs; false rejects: {fr} of {n_honest} honest "
-                        f"runs {verdict(fa == 0 and fr == 0)}" + (f"; raised: {errors}" if errors else ""))
+    quiet = (f" (and {len(silent)} accepted whose outputs were as close to the float64 answer as the reference's on "
+             f"every trial: the trick did not fire on that draw: {', '.join(silent)})") if silent else ""
+    return (t1, t2, t3, f"false accepts: {fa} of {n_short} shortcut runs{quiet}; false rejects: {fr} of {n_honest} "
+                        f"honest runs {verdict(fa == 0 and fr == 0)}" + (f"; raised: {errors}" if errors else ""))
 
 
 def time_tables(old_path: str | None, quick: bool):  # noqa: ANN201

@@ -72,6 +72,7 @@ class _TaskDraws:
     entries: OrderedDict[bytes, _Draw] = field(default_factory=OrderedDict)
     misses_running: int = 0
     given_up: bool = False
+    held: int = 0  # bytes of its entries
     stats: Stats = field(default_factory=Stats)
 
 
@@ -134,19 +135,21 @@ def drawn(task: str, shapes: dict[str, tuple[int, ...]], dist: str, rng: np.rand
         return out
     out = draw()
     bg = rng.bit_generator
+    after, children_after = bg.state, bg.seed_seq.n_children_spawned
+    nbytes = sum(v.nbytes for v in out.values())
+    # copied outside the lock (16 MiB: ~1.5 ms), unless its own earlier draws leave it no room
+    kept = {k: np.array(v, copy=True, order="C") for k, v in out.items()} \
+        if mine.held + nbytes <= budget() else None
     with _lock:
         mine.stats.drawn += 1
         mine.misses_running += 1
         if mine.misses_running >= GIVE_UP:
             mine.given_up = True
             _drop(mine, len(mine.entries))
-            return out
-        nbytes = sum(v.nbytes for v in out.values())
-        if not _room(mine, nbytes):
-            return out
-        kept = {k: np.array(v, copy=True, order="C") for k, v in out.items()}
-        mine.entries[key] = _Draw(kept, bg.state, bg.seed_seq.n_children_spawned, nbytes)
-        _held[0] += nbytes
+        elif kept is not None and _tasks.get(task) is mine and key not in mine.entries and _room(mine, nbytes):
+            mine.entries[key] = _Draw(kept, after, children_after, nbytes)
+            mine.held += nbytes
+            _held[0] += nbytes
     return out
 
 
@@ -166,6 +169,7 @@ def _room(mine: _TaskDraws, nbytes: int) -> bool:
 def _drop(t: _TaskDraws, n: int) -> None:
     for _ in range(n):
         _, old = t.entries.popitem(last=False)
+        t.held -= old.nbytes
         _held[0] -= old.nbytes
 
 
