@@ -41,12 +41,17 @@ SPLIT_BYTES = 1 << 20
 MAX_BYTES = 384 << 20
 
 
-def budget() -> int:
+def share_of_memory(max_bytes: int) -> int:
+    """``max_bytes``, or 1/16 of the machine's memory where that is less (what a memory of this module may keep)."""
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         physical = 8 << 30
-    return min(MAX_BYTES, physical // 16)
+    return min(max_bytes, physical // 16)
+
+
+def budget() -> int:
+    return share_of_memory(MAX_BYTES)
 
 
 @dataclass
@@ -203,4 +208,4 @@ def _drop(memory: _Memory) -> None:
         _drop_oldest(memory)
 
 
-__all__ = ["GIVE_UP", "MAX_BYTES", "Stats", "WORTH", "budget", "forget", "remembered", "stats"]
+__all__ = ["GIVE_UP", "MAX_BYTES", "Stats", "WORTH", "budget", "forget", "remembered", "share_of_memory", "stats"]

@@ -21,7 +21,6 @@ ones (a caller that repeats a sequence asks for its beginning again first).
 
 from __future__ import annotations
 
-import os
 import pickle
 import threading
 from collections import OrderedDict
@@ -29,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+
+from kbench.core import remembered
 
 #: Draws missed in a row, without a hit, after which a task's draws stop being remembered.
 GIVE_UP = 64
@@ -39,11 +40,7 @@ MAX_BYTES = 512 << 20
 
 
 def budget() -> int:
-    try:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        physical = 8 << 30
-    return min(MAX_BYTES, physical // 16)
+    return remembered.share_of_memory(MAX_BYTES)
 
 
 _BIT_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64, np.random.MT19937)
