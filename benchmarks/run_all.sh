@@ -19,7 +19,7 @@ done
 export COLUMNS="${COLUMNS:-160}"
 # each script first waits (up to 5 min) until other processes leave the CPUs alone
 export KBENCH_BENCH_WAIT_QUIET="${KBENCH_BENCH_WAIT_QUIET:-300}"
-scripts=(aa_drift.py overhead.py isolation_cost.py wall_times.py)
+scripts=(process_spread.py aa_drift.py overhead.py isolation_cost.py wall_times.py)
 [ $quick -eq 0 ] && scripts+=(repeat_spread.py tui_latency.py)
 status=0
 for s in "${scripts[@]}"; do
