@@ -91,7 +91,7 @@ def test_a_caller_that_never_repeats_a_state_stops_paying_for_the_memory(monkeyp
         task.make_inputs(np.random.default_rng(seed), "normal")
     task.make_inputs(np.random.default_rng(0), "normal")  # a repeat, after giving up
     assert remembered_draws.stats()["L1_gelu"] == remembered_draws.Stats(hits=0, drawn=9)
-    assert remembered_draws._held[0] == 0
+    assert remembered_draws.held() == 0
 
 
 def test_a_tasks_first_draws_are_kept_and_other_tasks_draws_make_room(monkeypatch):
@@ -108,4 +108,4 @@ def test_a_tasks_first_draws_are_kept_and_other_tasks_draws_make_room(monkeypatc
     assert remembered_draws.stats()["L2_gemm_bias_gelu"].hits == 1
     gelu.make_inputs(np.random.default_rng(0), "normal")
     assert remembered_draws.stats()["L1_gelu"].hits == 3
-    assert remembered_draws._held[0] <= 3 * one_gelu
+    assert remembered_draws.held() <= 3 * one_gelu

@@ -75,7 +75,6 @@ class _TaskDraws:
 
 _lock = threading.Lock()
 _tasks: dict[str, _TaskDraws] = {}
-_held = [0]
 
 
 def stats() -> dict[str, Stats]:
@@ -88,7 +87,11 @@ def forget() -> None:
     """Drop every remembered draw and verdict."""
     with _lock:
         _tasks.clear()
-        _held[0] = 0
+
+
+def held() -> int:
+    """The bytes of draws kept, over every task."""
+    return sum(t.held for t in list(_tasks.values()))
 
 
 def _key(task: str, shapes: dict[str, tuple[int, ...]], dist: str, rng: object) -> bytes | None:
@@ -109,6 +112,7 @@ def drawn(task: str, shapes: dict[str, tuple[int, ...]], dist: str, rng: np.rand
     """``draw()`` (which draws ``task``'s inputs of ``shapes`` from ``dist`` with ``rng``), or copies of what it
     gave before from the same generator state, with ``rng`` moved on as ``draw()`` would have moved it."""
     key = _key(task, shapes, dist, rng)
+    hit = None
     with _lock:
         mine = _tasks.pop(task, None) or _TaskDraws()
         _tasks[task] = mine  # the most recently drawing task last
@@ -143,10 +147,9 @@ def drawn(task: str, shapes: dict[str, tuple[int, ...]], dist: str, rng: np.rand
         if mine.misses_running >= GIVE_UP:
             mine.given_up = True
             _drop(mine, len(mine.entries))
-        elif kept is not None and _tasks.get(task) is mine and key not in mine.entries and _room(mine, nbytes):
+        elif kept is not None and key not in mine.entries and _room(mine, nbytes):
             mine.entries[key] = _Draw(kept, after, children_after, nbytes)
             mine.held += nbytes
-            _held[0] += nbytes
     return out
 
 
@@ -156,18 +159,17 @@ def _room(mine: _TaskDraws, nbytes: int) -> bool:
     if nbytes > cap:
         return False
     for other in list(_tasks.values()):  # the least recently drawing task first
-        if _held[0] + nbytes <= cap:
+        if held() + nbytes <= cap:
             break
         if other is not mine:
             _drop(other, len(other.entries))
-    return _held[0] + nbytes <= cap
+    return held() + nbytes <= cap
 
 
 def _drop(t: _TaskDraws, n: int) -> None:
     for _ in range(n):
         _, old = t.entries.popitem(last=False)
         t.held -= old.nbytes
-        _held[0] -= old.nbytes
 
 
-__all__ = ["GIVE_UP", "MAX_BYTES", "budget", "Stats", "drawn", "forget", "stats"]
+__all__ = ["GIVE_UP", "MAX_BYTES", "budget", "Stats", "drawn", "forget", "held", "stats"]
