@@ -369,7 +369,6 @@ def _prefault(ctx: Context) -> None:
     if ctx.cfg.get("role") != "candidate":
         raise NotNeeded("only a candidate worker runs code that could time its first loads")
     if _LOADED:  # the fork server's locked mappings (``pin_library_pages``)
-        _fill_page_table_pages()
         return
     lib = layers.libc()
     for lo, end, _ in file_mappings(sizes_known=False):  # past a file's end it stops with EFAULT, never SIGBUS
@@ -379,24 +378,6 @@ def _prefault(ctx: Context) -> None:
                 raise OSError(err, f"madvise(MADV_POPULATE_READ): {os.strerror(err)}")
         _LOADED.add((lo, end))
     _mark_modules()
-
-
-#: The address range one last-level page table maps (512 entries of 4 KiB pages on x86-64 and arm64).
-_PAGE_TABLE_SPAN = 512 * PAGE
-
-
-def _fill_page_table_pages() -> None:
-    # Fork copies no page-table entries of a read-only file mapping, so the worker's first load in each 2 MiB of
-    # the locked libraries allocates a page-table page. On a VM that hands free memory back to its host (free
-    # page reporting), that page may have to be backed again first: 0.2-2 ms, about a disk read's time, which
-    # the S20 probe cannot tell from one. One load per span allocates them all now (~40, ~1.5 ms) so that a
-    # candidate's first load only maps a cached, locked page.
-    import numpy as np  # in the fork server already
-
-    for lo, end in _LOADED:
-        view = np.asarray(_Pages(lo, end - lo))
-        first_span = -(-lo // _PAGE_TABLE_SPAN) * _PAGE_TABLE_SPAN
-        int(view[[0, *range(first_span - lo, end - lo, _PAGE_TABLE_SPAN)]].max())
 
 
 class _Pages:
