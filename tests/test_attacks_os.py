@@ -89,6 +89,11 @@ class Attack:
     kind: str = "candidate"  # or "folder": a hostile model folder for kbench grade (D files)
     setup: str = ""  # a SETUPS entry the test runs before grading (the state the attack probes)
     must_not_say: str = ""  # a regular expression the verdict message must not match
+    #: Its verdict is a timing measurement: a stall of the machine can look once like what it looks for (S20: a
+    #: first load waiting ~1-6 ms on a page another kbench process was locking or unlocking, seen in 2 of ~10
+    #: full CI runs with the other core busy). Its setup makes what it looks for happen on every run; a stall
+    #: does not come back to the same run twice. So a match is graded again, and only a second one fails.
+    timed: bool = False
     terminal: bool = False  # also run through kbench eval on a colour terminal
 
     @property
@@ -210,6 +215,24 @@ def _setup_module_evicted() -> None:
             os.close(fd)
 
 
+def _setup_libraries_evicted() -> None:
+    """S20: every shared library this process maps (numpy's extensions, OpenBLAS, libpython) out of the page
+    cache but for the pages some process maps: a worker's first load from any other page of them is then a disk
+    read unless the sandbox made sure it is not (so a defence that fails shows many, not one or two)."""
+    with open("/proc/self/maps") as f:
+        paths = {p[5] for p in (ln.split(maxsplit=5) for ln in f) if len(p) == 6 and p[5].startswith("/")
+                 and ".so" in p[5] and not p[5].rstrip().endswith("(deleted)")}
+    for path in paths:
+        try:
+            fd = os.open(path.rstrip(), os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 PIP_CONF_CANARY = "KBENCH_ADV_PIPCONF_" + secrets.token_hex(8)
 
 
@@ -225,7 +248,7 @@ def _setup_prefix_config():
 
 #: State an attack probes, made before its run; a setup may return what undoes it.
 SETUPS = {"page_cache": _setup_page_cache, "module_evicted": _setup_module_evicted,
-          "prefix_config": _setup_prefix_config}
+          "libraries_evicted": _setup_libraries_evicted, "prefix_config": _setup_prefix_config}
 
 
 def _runs(a: Attack) -> tuple[str, ...]:
@@ -286,6 +309,20 @@ def _evicted_again(attack: Attack, run: str, tmp: Path) -> list[str]:
     return pages.evicted()
 
 
+def _says_again(attack: Attack, run: str, tmp: Path) -> re.Match | None:
+    """``attack``'s forbidden sentence in a second run under the same setup (``Attack.timed``)."""
+    undo = SETUPS[attack.setup]() if attack.setup else None
+    (tmp / "again").mkdir(exist_ok=True)
+    try:
+        result, _, _, _ = _grade(attack, run, tmp / "again")
+    finally:
+        if undo is not None:
+            undo()
+        sid = _SESSIONS[-1] if _SESSIONS else -1
+        leftovers.kill_all(leftovers.outliving(lambda: leftovers.session_processes(sid)))
+    return re.search(attack.must_not_say, result["msg"]) if result is not None else None
+
+
 @pytest.mark.parametrize("attack,run", _params())
 def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     before = _markers()
@@ -329,7 +366,10 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     handed = [t for t in result.get("fds", []) if t == "/dev/urandom" or t.endswith(".so")]
     assert not handed, f"{where}: the grading process holds descriptors a worker sent it: {handed}"
     if attack.must_not_say:
-        assert not re.search(attack.must_not_say, result["msg"]), f"{where}: {result['msg'][:300]}"
+        said = re.search(attack.must_not_say, result["msg"])
+        if said and attack.timed:
+            said = _says_again(attack, run, tmp_path)
+        assert not said, f"{where}: {result['msg'][:300]}" + (" (and again in a second run)" if attack.timed else "")
     assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
     assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
     timeout = float(attack.limits.get("timeout_s", 30.0))

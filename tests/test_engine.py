@@ -171,6 +171,7 @@ def test_modes_refuse_combinations_that_would_not_work_as_named():
         (lambda: dataclasses.replace(HARDENED, param_sets=("sometimes",)), "param_sets"),
         (lambda: dataclasses.replace(HARDENED, timing=None, time_wrong=True), "time_wrong"),
         (lambda: TimingPolicy("interleaved", warmup=1, min_runs=5, max_runs=2, budget_s=1.0), "min_runs"),
+        (lambda: dataclasses.replace(HARDENED.timing, params="trained"), "params"),
     ]
     for make, words in bad:
         with pytest.raises(ValueError, match=words):
@@ -272,3 +273,29 @@ def test_the_grading_process_uses_one_blas_thread_while_it_grades_and_restores_i
     assert r.status == "correct", r.message
     assert seen and all(s == {1} for s in seen), seen
     assert after == before
+
+
+def test_hardened_times_its_counted_pairs_on_the_random_parameter_sets(grader, monkeypatch):
+    """A kernel specialised to the default parameters (an affine step skipped while gamma is all ones) must
+    not be timed on them (12-04 audit): the counted pairs take the random sets in turn, the defaults only
+    their trial. Read off the calls the grader sends the candidate's worker."""
+    from kbench import evaluate
+    from kbench.sandbox import protocol as P
+    from kbench.sandbox.server import Worker
+
+    seen: list[str] = []
+    run = Worker.run
+
+    def recording(self, request, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if isinstance(request, P.Call) and request.fn == "cand":
+            seen.append(request.pset_id)
+        return run(self, request, *a, **k)
+
+    monkeypatch.setattr(Worker, "run", recording)
+    task = TASK["L1_layernorm"]
+    r = evaluate(task, task.ref_src, HARDENED, "reference_as_candidate", grader=grader)
+    assert r.correct and r.timing is not None, r.msg
+    by_kind = {kind: sum(1 for p in seen if p.split(":")[1] == kind) for kind in ("default", "random")}
+    assert by_kind["random"] >= r.timing.n_samples, (by_kind, r.timing.n_samples)
+    assert by_kind["default"] <= len(seen) - by_kind["random"] and by_kind["default"] < r.timing.n_samples
+    assert {p.split(":")[2] for p in seen if ":random:" in p} == {"0", "1"}

@@ -152,3 +152,31 @@ def test_trial_inputs_drawn_in_place_are_the_same_draws():
         for k in fresh:
             assert got[k] is into[k]
             np.testing.assert_array_equal(got[k], fresh[k])
+
+
+HAZARD_DISTS = DISTS + ("exponential", "edge")
+
+
+@pytest.mark.parametrize("dist", HAZARD_DISTS)
+def test_every_distribution_carries_the_hazards_the_others_are_for(dist):
+    """No distribution is a safe place to skip a stabilising step (12-04 audit: a kernel that told the
+    distributions apart from one column skipped softmax's max pass, and layer norm's second pass, where the
+    draws allowed it, the timed normal draws among them). In a few rows of every structured draw: a logit
+    beyond exp's float32 range; a query coordinate that puts attention scores there (not on uniform: bounded
+    inputs cannot overflow); a layer-norm row far from zero with a small spread (not on uniform)."""
+    for seed in range(3):
+        rng = [21, seed, len(dist)]
+        z = TASK["L1_softmax"].for_trials().make_inputs(np.random.default_rng(rng), dist)["x"]
+        assert z.max() > 88.8 if dist != "offset" else (z < -400).any()
+        plain = TASK["L1_softmax"].make_inputs(np.random.default_rng(rng), dist)["x"]
+        if dist in ("normal", "uniform", "laplace"):
+            assert plain.max() < 88.7  # the lecture's plain draws stay as they were
+        q = TASK["L3_attention"].for_trials().make_inputs(np.random.default_rng(rng), dist)["q"]
+        if dist != "uniform":
+            assert np.abs(q).max() >= 400
+        x = TASK["L1_layernorm"].for_trials().make_inputs(np.random.default_rng(rng), dist)["x"]
+        far = np.abs(x.mean(axis=1, dtype=np.float64)) >= 200
+        if dist != "offset":  # the offset distribution's own rows have spreads up to 4
+            far &= x.std(axis=1, dtype=np.float64) <= 0.11
+        assert far.any() == (dist != "uniform"), far.sum()
+        assert x.var(axis=1).min() > 1.5e-3 or dist == "edge"

@@ -83,6 +83,7 @@ def test_demo4_matrix_shows_where_each_bug_fails():
     with report.console.capture() as cap:
         report.demo4(quick=True)
     out = _flat(cap.get())
-    assert "L1_softmax/no_max fails on lognormal, offset" in out
+    # hardened's trials: every distribution carries a few logits beyond exp's range (structured._hazards)
+    assert "L1_softmax/no_max fails on normal, uniform, laplace, lognormal, offset" in out
     assert "L1_layernorm/no_eps fails on nothing" in out
     assert "L1_gelu/sigmoid_approx fails on normal, laplace" in out

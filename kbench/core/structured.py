@@ -28,9 +28,12 @@ along the last axis) one of these structures, each row its own parameters:
 The rows, their number and every parameter are drawn per trial, so no whole-tensor statistic marks a
 trial or a row, and no row repeats across trials. What each distribution is for is kept (the library's
 verdicts depend on it, and the explorer derives per-distribution views): uniform stays inside (-1, 1)
-(softmax excepted: temperatures and one large logit are its structures), lognormal positive, normal/uniform/laplace softmax logits below 80 (an unstabilised exp still fits),
+(softmax excepted: temperatures and one large logit are its structures), lognormal positive,
+normal/uniform/laplace softmax logits below 80 but for a few rows with one logit beyond exp's float32 range
+(``_hazards``: every distribution carries that hazard, so none is safe to skip the max on),
 layer-norm rows keep a variance >= 0.003, 300 times eps (a missing eps moves an output by 0.17 % at most,
-an eps 10 times too large by 1.7 %: only the task's own eps is right) and an |offset| <= 10 except on offset;
+an eps 10 times too large by 1.7 %: only the task's own eps is right) and an |offset| <= 10 except on offset
+and a few rows 200-600 from zero on every distribution but uniform (``_far_from_zero``);
 offset rows carry per-row offsets of 500-1000 (softmax: rows 500-1500 *below* zero mixed with rows at
 zero, so a stabiliser skipped when the overall max is small gives 0/0). The plain distributions stay
 exactly as the lecture's demo 4 draws them.
@@ -129,10 +132,78 @@ def structure_input(rng: np.random.Generator, kind: str, dist: str, name: str, x
         idx = np.sort(picked[kinds == k])
         if idx.size:
             _APPLY[kname](rng, rows, idx, lim, dist)
+    _hazards(rng, kind, dist, name, rows)
     if dist == "uniform" and kind != "softmax":  # a low-rank block's 5 % noise may step just outside
         np.clip(x, F32(-1), F32(1 - 2.0**-24), out=x)
     elif dist in ("lognormal", "exponential"):  # ... or below zero
         np.maximum(x, F32(0), out=x)
+
+
+#: How many rows (at least, at most) get one value that puts an exponential beyond float32's range (exp(x)
+#: overflows above 88.7) on the distributions that have no such rows of their own (``_hazards``; layer norm: rows far from zero).
+#: Few on purpose: a detector that reads a sample of columns (the first, every 16th) meets one of them with
+#: the chance its sample has of hitting one cell, so it takes its unstabilised path and overflows.
+EXP_HAZARD_ROWS = (1, 4)
+
+
+def _hazards(rng: np.random.Generator, kind: str, dist: str, name: str, rows: np.ndarray) -> None:
+    """Every distribution carries, in a few rows, the hazard some other distribution is for, so that no
+    distribution, the timed one least of all, is one where a kernel that tells them apart may skip a safe
+    step (12-04 audit). Layer norm: rows far from zero with a small spread (``_far_from_zero``). Softmax and
+    attention: a few rows of every distribution a softmax is timed or checked on get one value whose exponential
+    overflows float32 unless the row's max is subtracted first: a softmax logit of 100-400, an attention
+    query coordinate of 400-1200 (with keys of unit scale its scores reach the hundreds), in 1-4 rows.
+    Without them each distribution kept its logits where an unstabilised exp fits or made them overflow
+    everywhere (lognormal, offset), so a kernel could tell the families apart from a column of values and
+    skip the max pass on the safe ones, the timed normal draws among them (12-04 audit: softmax 1.9x,
+    attention 1.4x, both "correct"). One value at a random column of a few random rows: a detector must read
+    every value to find them, which costs what the max pass does (``EXP_HAZARD_ROWS``). Drawn after every
+    other structure: the rest of the draw is what it was. Not on uniform attention inputs (inside (-1, 1)
+    their scores are bounded by the head size: no exponential can overflow)."""
+    if kind == "softmax":
+        if dist in ("lognormal", "offset"):  # their own: logits in the hundreds, or rows far below zero
+            return
+        lo, hi, signed = 100.0, 400.0, False
+    elif kind == "attention" and name == "q":
+        if dist in ("offset", "uniform"):  # offset: queries around 1000 already; uniform: bounded
+            return
+        lo, hi, signed = 400.0, 1200.0, dist not in ("lognormal", "exponential")  # positive ones stay positive
+    elif kind == "layernorm":
+        if dist in ("offset", "uniform"):  # offset: its own; uniform: inside (-1, 1), no cancellation
+            return
+        return _far_from_zero(rng, rows, signed=dist not in ("lognormal", "exponential"))
+    else:
+        return
+    n, L = rows.shape
+    m = min(n, int(rng.integers(EXP_HAZARD_ROWS[0], EXP_HAZARD_ROWS[1] + 1)))
+    idx = rng.choice(n, m, replace=False)
+    cols = rng.integers(0, L, m)
+    vals = rng.uniform(lo, hi, m)
+    if signed:
+        vals *= np.where(rng.random(m) < 0.5, -1.0, 1.0)
+    rows[idx, cols] = vals.astype(F32)
+
+
+def _far_from_zero(rng: np.random.Generator, rows: np.ndarray, signed: bool) -> None:
+    """Layer norm's hazard on every distribution that lacks it (the offset distribution's, in 1-4 rows): a row
+    200-600 from zero with a spread of 0.06-0.1 (its variance stays above the 300 eps every row keeps), where
+    E[x^2] - E[x]^2 in float32 loses the variance. Without them a one-pass variance, taken where a column of
+    values said "not offset", was judged correct (12-04 audit); with them a kernel that chooses its path from
+    the whole input takes the safe one on every draw, the timed ones included. ``signed``: on either side of
+    zero (else above it: a positive distribution's rows stay positive)."""
+    n, L = rows.shape
+    if L < 8:
+        return
+    m = min(n, int(rng.integers(EXP_HAZARD_ROWS[0], EXP_HAZARD_ROWS[1] + 1)))
+    idx = rng.choice(n, m, replace=False)
+    centre = rng.uniform(200.0, 600.0, (m, 1))
+    if signed:
+        centre *= np.where(rng.random((m, 1)) < 0.5, -1.0, 1.0)
+    spread = rng.uniform(0.06, 0.1, (m, 1))
+    r = rows[idx].astype(np.float64)
+    r -= r.mean(axis=1, keepdims=True)
+    std = r.std(axis=1, keepdims=True)
+    rows[idx] = (centre + r * (spread / np.where(std > 0, std, 1.0))).astype(F32)
 
 
 def _softmax_offset(rng: np.random.Generator, x: np.ndarray) -> None:
@@ -276,13 +347,14 @@ _ACROSS_COLUMNS = ("; every kind: near-copies of rows (2-4 scattered columns rot
 
 #: One line per structure kind, for the explorer and the README.
 NOTES: dict[str, str] = {k: v + _ACROSS_COLUMNS for k, v in {
-    "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows; "
-               "offset: logits 500-1500 below zero beside rows at zero",
-    "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows",
+    "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows, "
+               "1-4 rows with one logit of 100-400; offset: logits 500-1500 below zero beside rows at zero",
+    "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows, 1-4 rows "
+                 "200-600 from zero with a spread of 0.06-0.1",
     "gelu": "rows at scales 1e-3-4, smooth/repeated/sparse/post-ReLU rows; offset: per-row offsets and spreads",
     "gemm": "rows at scales 0.01-10, per-row offsets, low-rank-plus-noise blocks, smooth/repeated/sparse/"
             "post-ReLU rows",
     "attention": "queries scaled down to spread attention over many keys, mixed-scale q/k/v rows, repeated "
-                 "and smooth rows",
+                 "and smooth rows, 1-4 queries with one coordinate of 400-1200",
     "diag": "diagonal entries at scales 1e-4-10 (some below 1e-3), smooth/repeated/sparse rows of B",
 }.items()}

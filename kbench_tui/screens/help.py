@@ -23,8 +23,8 @@ the candidate's process, exact checks, interleaved timing with a 95 % interval.
 **Distributions (1-7) apply to hardened.** The explorer evaluates hardened on all seven distributions
 at once, so a toggle re-reads verdicts instantly; where a verdict cannot be read off (the run stopped
 early on a distribution now off) it is evaluated in the background and the view updates when it
-arrives. Try: **4** and **5** off make `L1_softmax/no_max` correct again; **7** on makes
-`L1_layernorm/no_eps` wrong.
+arrives. Try: **7** on makes `L1_layernorm/no_eps` wrong; **4** and **5** off leave `L1_softmax/no_max`
+wrong (every distribution carries a few rows with logits an unstabilised exp cannot take).
 
 **Badges.** ✓ speedup · ✗ wrong · ⊘ rejected · ! compile/runtime error · · not evaluated ·
 ✎ your candidate · ⌂ from a `--candidates` folder.

@@ -18,23 +18,20 @@ async def _evaluate(pilot, key: str):  # type: ignore[no-untyped-def]
     return app.main_screen.selected()[1]
 
 
-async def test_lognormal_and_offset_off_make_no_max_correct_again() -> None:
+async def test_no_distribution_is_a_safe_harbour_for_no_max() -> None:
+    # Lognormal and offset were once the only distributions with logits an unstabilised exp cannot take; every
+    # distribution now carries a few (structured._hazards), so switching them off leaves no_max wrong, read off
+    # the all-7 run at once
     app = make_app(evaluate=None)
     async with app.run_test(size=SIZE) as pilot:
         c = await _evaluate(pilot, "L1_softmax/no_max")
         screen, tree = app.main_screen, app.main_screen.query_one("#tree")
         assert app.model.verdict(c).result.status == "wrong"
+        await pilot.press("4", "5")
+        assert not screen.scheduler.busy
+        assert app.model.verdict(c).result.status == "wrong"
         assert "✗ wrong" in tree.cursor_node.label.plain
         assert _hardened_p0(app) == "0.00"
-        await pilot.press("4", "5")
-        # instant: read off the all-7 run, nothing queued
-        assert not screen.scheduler.busy
-        assert app.model.verdict(c).result.status == "correct"
-        assert "✓" in tree.cursor_node.label.plain
-        assert _hardened_p0(app) == "1.00"
-        assert "L1_softmax/no_max wrong→correct" in screen.query_one("#log").plain
-        await pilot.press("4")
-        assert app.model.verdict(c).result.status == "wrong"
 
 
 async def test_edge_on_makes_no_eps_wrong() -> None:
