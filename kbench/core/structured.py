@@ -33,7 +33,7 @@ normal/uniform/laplace softmax logits below 80 but for a few rows with one logit
 (``_hazards``: every distribution carries that hazard, so none is safe to skip the max on),
 layer-norm rows keep a variance >= 0.003, 300 times eps (a missing eps moves an output by 0.17 % at most,
 an eps 10 times too large by 1.7 %: only the task's own eps is right) and an |offset| <= 10 except on offset
-and a few rows 200-600 from zero on every distribution but uniform (``_far_from_zero``);
+and 4-16 rows 10-3000 from zero on every distribution but uniform (``_far_from_zero``);
 offset rows carry per-row offsets of 500-1000 (softmax: rows 500-1500 *below* zero mixed with rows at
 zero, so a stabiliser skipped when the overall max is small gives 0/0). The plain distributions stay
 exactly as the lecture's demo 4 draws them.
@@ -184,26 +184,35 @@ def _hazards(rng: np.random.Generator, kind: str, dist: str, name: str, rows: np
     rows[idx, cols] = vals.astype(F32)
 
 
+#: Layer norm's rows far from zero: their centres, log-uniform in [10, 3000] either side of zero (a continuum:
+#: a path chosen by a row's distance from zero has no gap to hide in), and their spreads (the variance stays
+#: above the 300 eps every row keeps).
+FAR_CENTRE = (10.0, 3000.0)
+FAR_SPREAD = (0.056, 0.1)
+FAR_ROWS = (4, 16)
+
+
 def _far_from_zero(rng: np.random.Generator, rows: np.ndarray, signed: bool) -> None:
-    """Layer norm's hazard on every distribution that lacks it (the offset distribution's, in 1-4 rows): a row
-    200-600 from zero with a spread of 0.06-0.1 (its variance stays above the 300 eps every row keeps), where
-    E[x^2] - E[x]^2 in float32 loses the variance. Without them a one-pass variance, taken where a column of
-    values said "not offset", was judged correct (12-04 audit); with them a kernel that chooses its path from
-    the whole input takes the safe one on every draw, the timed ones included. ``signed``: on either side of
-    zero (else above it: a positive distribution's rows stay positive)."""
+    """Layer norm's hazard on every distribution that lacks it (the offset distribution's, in 4-16 rows): a row
+    10-3000 from zero with a spread of 0.056-0.1, where E[x^2] - E[x]^2 in float32 loses the variance once the
+    centre passes ~25 (its error grows as (centre / spread)^2). Without them a one-pass variance, taken where a
+    column of values said "not offset" (12-04 audit) or on the rows less than 150 from zero (the second
+    12-04 audit: no row sat between 10 and 200), was judged correct. ``signed``: on either side of zero (else
+    above it: a positive distribution's rows stay positive)."""
     n, L = rows.shape
     if L < 8:
         return
-    m = min(n, int(rng.integers(EXP_HAZARD_ROWS[0], EXP_HAZARD_ROWS[1] + 1)))
+    m = min(n, int(rng.integers(FAR_ROWS[0], FAR_ROWS[1] + 1)))
     idx = rng.choice(n, m, replace=False)
-    centre = rng.uniform(200.0, 600.0, (m, 1))
+    centre = 10.0 ** rng.uniform(*np.log10(FAR_CENTRE), (m, 1))
     if signed:
         centre *= np.where(rng.random((m, 1)) < 0.5, -1.0, 1.0)
-    spread = rng.uniform(0.06, 0.1, (m, 1))
+    spread = rng.uniform(*FAR_SPREAD, (m, 1))
     r = rows[idx].astype(np.float64)
     r -= r.mean(axis=1, keepdims=True)
     std = r.std(axis=1, keepdims=True)
-    rows[idx] = (centre + r * (spread / np.where(std > 0, std, 1.0))).astype(F32)
+    varied = std[:, 0] > 0  # a constant row (edge's) stays as it is: its spread cannot be set
+    rows[idx[varied]] = (centre + r * (spread / np.where(std > 0, std, 1.0)))[varied].astype(F32)
 
 
 def _softmax_offset(rng: np.random.Generator, x: np.ndarray) -> None:
@@ -349,8 +358,8 @@ _ACROSS_COLUMNS = ("; every kind: near-copies of rows (2-4 scattered columns rot
 NOTES: dict[str, str] = {k: v + _ACROSS_COLUMNS for k, v in {
     "softmax": "rows at temperatures 0.005-200, per-row offsets, one large logit, smooth/repeated/sparse rows, "
                "1-4 rows with one logit of 100-400; offset: logits 500-1500 below zero beside rows at zero",
-    "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows, 1-4 rows "
-                 "200-600 from zero with a spread of 0.06-0.1",
+    "layernorm": "per-row scales (variance 0.01-1e4) and offsets, smooth/repeated/sparse/post-ReLU rows, 4-16 rows "
+                 "10-3000 from zero with a spread of 0.056-0.1",
     "gelu": "rows at scales 1e-3-4, smooth/repeated/sparse/post-ReLU rows; offset: per-row offsets and spreads",
     "gemm": "rows at scales 0.01-10, per-row offsets, low-rank-plus-noise blocks, smooth/repeated/sparse/"
             "post-ReLU rows",
