@@ -309,18 +309,29 @@ def _evicted_again(attack: Attack, run: str, tmp: Path) -> list[str]:
     return pages.evicted()
 
 
-def _says_again(attack: Attack, run: str, tmp: Path) -> re.Match | None:
-    """``attack``'s forbidden sentence in a second run under the same setup (``Attack.timed``)."""
+def _says_again(attack: Attack, run: str, tmp: Path) -> str | None:
+    """``attack``'s forbidden sentence in a second run under the same setup (``Attack.timed``), or why that run
+    cannot vouch for the first (no result, processes left behind); None when it is clean."""
     undo = SETUPS[attack.setup]() if attack.setup else None
+    before = _markers()
     (tmp / "again").mkdir(exist_ok=True)
     try:
         result, _, _, _ = _grade(attack, run, tmp / "again")
     finally:
         if undo is not None:
             undo()
+        for p in _markers() - before:
+            try:
+                os.remove(p)
+            except OSError:
+                pass
         sid = _SESSIONS[-1] if _SESSIONS else -1
-        leftovers.kill_all(leftovers.outliving(lambda: leftovers.session_processes(sid)))
-    return re.search(attack.must_not_say, result["msg"]) if result is not None else None
+        outlived = leftovers.outliving(lambda: leftovers.session_processes(sid))
+        leftovers.kill_all(outlived)
+    if result is None or outlived:
+        return f"the second run gave no result or left processes behind ({sorted(outlived.values())})"
+    said = re.search(attack.must_not_say, result["msg"])
+    return result["msg"][:300] if said else None
 
 
 @pytest.mark.parametrize("attack,run", _params())
@@ -367,9 +378,9 @@ def test_attack_is_contained(attack: Attack, run: str, tmp_path: Path):
     assert not handed, f"{where}: the grading process holds descriptors a worker sent it: {handed}"
     if attack.must_not_say:
         said = re.search(attack.must_not_say, result["msg"])
-        if said and attack.timed:
-            said = _says_again(attack, run, tmp_path)
-        assert not said, f"{where}: {result['msg'][:300]}" + (" (and again in a second run)" if attack.timed else "")
+        again = _says_again(attack, run, tmp_path) if said and attack.timed else None
+        assert not said or (attack.timed and again is None), (
+            f"{where}: {result['msg'][:300]}" + (f"; second run: {again}" if attack.timed else ""))
     assert result["after"] == "correct", f"{where}: the grading process can no longer grade: {result['after']}"
     assert result["maxrss_mb"] < MAX_RSS_MB, f"{where}: the grading process peaked at {result['maxrss_mb']:.0f} MB"
     timeout = float(attack.limits.get("timeout_s", 30.0))

@@ -123,7 +123,8 @@ def structure_input(rng: np.random.Generator, kind: str, dist: str, name: str, x
         _softmax_offset(rng, x)
     rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x.reshape(-1, 1)
     n = rows.shape[0]
-    if n < 8:
+    if n < 8:  # too few rows to share out structures; the hazards still go in
+        _hazards(rng, kind, dist, name, rows)
         return
     share = rng.uniform(*STRUCTURED_SHARE)
     picked = rng.permutation(n)[: int(share * n)]
@@ -140,7 +141,7 @@ def structure_input(rng: np.random.Generator, kind: str, dist: str, name: str, x
 
 
 #: How many rows (at least, at most) get one value that puts an exponential beyond float32's range (exp(x)
-#: overflows above 88.7) on the distributions that have no such rows of their own (``_hazards``; layer norm: rows far from zero).
+#: overflows above 88.7) on the distributions that have no such rows of their own (``_hazards``).
 #: Few on purpose: a detector that reads a sample of columns (the first, every 16th) meets one of them with
 #: the chance its sample has of hitting one cell, so it takes its unstabilised path and overflows.
 EXP_HAZARD_ROWS = (1, 4)
@@ -158,8 +159,10 @@ def _hazards(rng: np.random.Generator, kind: str, dist: str, name: str, rows: np
     skip the max pass on the safe ones, the timed normal draws among them (12-04 audit: softmax 1.9x,
     attention 1.4x, both "correct"). One value at a random column of a few random rows: a detector must read
     every value to find them, which costs what the max pass does (``EXP_HAZARD_ROWS``). Drawn after every
-    other structure: the rest of the draw is what it was. Not on uniform attention inputs (inside (-1, 1)
-    their scores are bounded by the head size: no exponential can overflow)."""
+    other structure of this input: its other rows are what they were (inputs structured after it, attention's
+    k and v after q, draw from the generator where it is left). Not on uniform attention inputs (inside
+    (-1, 1) their scores are bounded by the head size: no exponential can overflow). Softmax: every input of
+    the task (the lecture's have one, the logits)."""
     if kind == "softmax":
         if dist in ("lognormal", "offset"):  # their own: logits in the hundreds, or rows far below zero
             return

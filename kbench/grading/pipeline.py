@@ -722,7 +722,7 @@ class HardenedRun(_Run):
 
         # Check pairs on the other distributions the trials passed (a candidate already wrong on one is wrong:
         # the explorer still times it, and its views without that distribution must not inherit the failure),
-        # and on the timing distribution too when a parameter set never met it (the counted pairs take default).
+        # and on the timing distribution too when a parameter set never met it (the counted pairs' sets: below).
         passed = {t.dist for t in self.trials if t.ok} - {t.dist for t in self.trials if not t.ok}
         # The counted pairs' parameter sets: the defaults, or the random sets in turn (``TimingPolicy.params``);
         # without fresh inputs one of them only (the ablation reuses what the counted calls take, as KernelBench's

@@ -154,8 +154,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     once a pair's input is placed, with what the next pair will be (a check pair or a counted one), decided one
     pair ahead so that its input can be drawn while this pair runs; ``settle()``, after the last pair: waits for
     judgements ``check_timed`` left running."""
-    on = "fresh inputs and the random parameter sets in turn" if policy.params == "random" else "fresh inputs"
-    emit(f"timing: pairs on {on}, random order in each pair, median; until the 95% interval is within "
+    emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s; {wakeups.state()}", None)
 
     def pair(x: Any, ref_first: bool) -> tuple[TimedCall, TimedCall]:
