@@ -283,38 +283,13 @@ def test_every_attack_is_in_the_table_and_documented():
     assert classes == {ESCAPE, GATE, REPLY, RESOURCE, DISCOVERY, TERMINAL}, classes
 
 
-def _evicted_again(attack: Attack, run: str, tmp: Path) -> list[str]:
-    """The watched files that lose their pages again when ``attack`` runs a second time.
-
-    The VM's reclaim (DAMON) sweeps by physical address, so now and then a sweep takes every page of a
-    10-page file and none of its control copy (seen once in CI, on an attack that evicts nothing); an
-    attack that evicts does it on every run, a sweep does not come back to the same pages within seconds.
-    """
-    pages = leftovers.PageWatch()
+def _grade_again(attack: Attack, run: str, tmp: Path) -> tuple[dict | None, dict]:
+    """``attack`` graded a second time under the same setup, its markers removed after it: (its result or None,
+    the processes of its grading process that outlived it, killed)."""
     undo = SETUPS[attack.setup]() if attack.setup else None
     before = _markers()
     (tmp / "again").mkdir(exist_ok=True)
-    try:
-        _grade(attack, run, tmp / "again")
-    finally:
-        if undo is not None:
-            undo()
-        for p in _markers() - before:
-            try:
-                os.remove(p)
-            except OSError:
-                pass
-        sid = _SESSIONS[-1] if _SESSIONS else -1
-        leftovers.kill_all(leftovers.outliving(lambda: leftovers.session_processes(sid)))
-    return pages.evicted()
-
-
-def _says_again(attack: Attack, run: str, tmp: Path) -> str | None:
-    """``attack``'s forbidden sentence in a second run under the same setup (``Attack.timed``), or why that run
-    cannot vouch for the first (no result, processes left behind); None when it is clean."""
-    undo = SETUPS[attack.setup]() if attack.setup else None
-    before = _markers()
-    (tmp / "again").mkdir(exist_ok=True)
+    result = None
     try:
         result, _, _, _ = _grade(attack, run, tmp / "again")
     finally:
@@ -328,6 +303,25 @@ def _says_again(attack: Attack, run: str, tmp: Path) -> str | None:
         sid = _SESSIONS[-1] if _SESSIONS else -1
         outlived = leftovers.outliving(lambda: leftovers.session_processes(sid))
         leftovers.kill_all(outlived)
+    return result, outlived
+
+
+def _evicted_again(attack: Attack, run: str, tmp: Path) -> list[str]:
+    """The watched files that lose their pages again when ``attack`` runs a second time.
+
+    The VM's reclaim (DAMON) sweeps by physical address, so now and then a sweep takes every page of a
+    10-page file and none of its control copy (seen once in CI, on an attack that evicts nothing); an
+    attack that evicts does it on every run, a sweep does not come back to the same pages within seconds.
+    """
+    pages = leftovers.PageWatch()
+    _grade_again(attack, run, tmp)
+    return pages.evicted()
+
+
+def _says_again(attack: Attack, run: str, tmp: Path) -> str | None:
+    """``attack``'s forbidden sentence in a second run under the same setup (``Attack.timed``), or why that run
+    cannot vouch for the first (no result, processes left behind); None when it is clean."""
+    result, outlived = _grade_again(attack, run, tmp)
     if result is None or outlived:
         return f"the second run gave no result or left processes behind ({sorted(outlived.values())})"
     said = re.search(attack.must_not_say, result["msg"])
