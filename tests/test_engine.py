@@ -275,6 +275,43 @@ def test_the_grading_process_uses_one_blas_thread_while_it_grades_and_restores_i
     assert after == before
 
 
+def test_hardened_times_each_arm_in_two_processes_in_turn(grader, monkeypatch):
+    """A process can run a memory-bound kernel slower than another for its whole life: each arm is timed in two
+    (two reference twins, two candidate workers, the second loaded and initialised as the first), the k-th of each
+    arm paired, in turn. Read off the calls the grader sends (which worker, which function)."""
+    from kbench import evaluate
+    from kbench.sandbox import protocol as P
+    from kbench.sandbox.server import Worker
+    from kbench.timing.interleaved import process_of
+
+    seen: list[tuple[str, str, int]] = []
+    run = Worker.run
+
+    def recording(self, request, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if isinstance(request, P.Call):
+            seen.append((self.role, request.fn, self.pid))
+        return run(self, request, *a, **k)
+
+    monkeypatch.setattr(Worker, "run", recording)
+    task = TASK["L1_softmax"]
+    events: list = []
+    r = evaluate(task, task.ref_src, HARDENED, "reference_as_candidate", dists=("normal",), grader=grader,
+                 on_event=events.append)
+    assert r.correct and r.timing is not None, r.msg
+    start = [i for i, (_, fn, _) in enumerate(seen) if fn == "cand"][len(r.trials)]  # the timing step's first call
+    cand = [pid for _, fn, pid in seen[start:] if fn == "cand"]
+    ref = [pid for _, fn, pid in seen[start - 1:] if fn.startswith("ref:")]  # its first pair: the reference first
+    assert len(set(cand)) == 2 and len(set(ref)) == 2, (set(cand), set(ref))
+    # warm-up pairs: each process twice; then one pairing per pair, in the order process_of says (no check pairs
+    # with one distribution)
+    first_c, first_r = cand[0], ref[0]
+    assert [c == first_c for c in cand[:4]] == [True, False, True, False], cand[:4]
+    order = [process_of(j, 2) == 0 for j in range(r.timing.n_samples)]
+    assert [c == first_c for c in cand[4:]] == order and [x == first_r for x in ref[4:]] == order
+    done = next(e.message for e in events if e.step == "timing" and e.ok)
+    assert "each arm in 2 processes" in done, done
+
+
 def test_hardened_times_its_counted_pairs_on_the_random_parameter_sets(grader, monkeypatch):
     """A kernel specialised to the default parameters (an affine step skipped while gamma is all ones) must
     not be timed on them (12-04 audit): the counted pairs take the random sets in turn, the defaults only

@@ -264,9 +264,12 @@ def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: py
     finally:
         grader.close()
     assert r.correct and r.timing is not None
-    assert started == [("candidate", None), ("reference", cpu)]  # correctness unpinned; the twin on the lane's core
-    # the candidate's worker moved there for timing, the twin pinned there as it started (each by the grader)
-    assert [c for _, c in pinned] == [{cpu}, {cpu}], pinned
+    # correctness unpinned; the twins (one per timing process) and the candidate's other timing worker on the lane's
+    # core as they start
+    n = HARDENED.timing.processes
+    assert started == [("candidate", None)] + [("reference", cpu)] * n + [("candidate", cpu)] * (n - 1)
+    # the candidate's first worker moved there for timing, the others pinned there as they started (by the grader)
+    assert [c for _, c in pinned] == [{cpu}] * (2 * n), pinned
 
 
 def test_a_sample_the_machinery_failed_is_reported_not_stored(data_dir: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kbench.timing.stats import contains_one, pair_orders, should_stop, speedup_ci, speedup_point
 
@@ -353,3 +354,78 @@ def test_bootstrap_medians_by_sorted_rows_equal_numpys_median():
     for n in (1, 2, 3, 10, 41, 80):
         a = rng.normal(5e-3, 1e-3, size=(400, n))
         assert np.array_equal(_row_medians(a), np.median(a, axis=1))
+
+
+# ---------------------------------------------------------------- each arm in several processes
+
+def test_the_interval_contains_every_pairing_of_processes_speedup():
+    """A process that runs the kernel slower for its whole life moves a one-process run's speedup and not its
+    interval (an A/A read 0.90-0.94, every interval clear of 1.0): with each arm in two processes, the interval
+    contains what each pairing measured, and the decision reads that interval."""
+    from kbench.timing.stats import process_speedups, with_processes
+
+    rng = np.random.default_rng(3)
+    procs = [j % 2 for j in range(40)]
+    # an A/A whose second reference process is 8 % slower and second candidate process 8 % faster: neither arm
+    # spreads enough to look contended, the median reads ~1.08 and the run-to-run floor stops short of 1.0
+    ref = [5e-3 * (1.08 if k else 1.0) * np.exp(rng.normal(0, 0.002)) for k in procs]
+    cand = [5e-3 * (0.92 if k else 1.0) * np.exp(rng.normal(0, 0.002)) for k in procs]
+    per = process_speedups(ref, cand, procs)
+    assert len(per) == 2 and per[0] == pytest.approx(1.0, rel=0.01) and per[1] == pytest.approx(1.174, rel=0.01)
+    lo, hi = with_processes((1.04, 1.06), per)
+    assert lo == min(per) and hi == max(per)
+    assert with_processes((0.5, 2.0), per) == (0.5, 2.0)  # never narrower
+    assert process_speedups(ref, cand, None) == [] and process_speedups(ref, cand, [0] * 40) == []
+    assert not contended(ref, cand)
+    # not decided while the pairings read 1.00 and 1.17 (the bootstrap over pairs mostly sees it too: the median of
+    # two clusters jumps between them as pairs are resampled); decided when every pairing is clear of 1.2
+    assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.001, procs=procs) is None
+    assert stop_reason([t * 3 for t in ref], cand, 0.1, 10, 80, 1.5, 0.001, procs=procs) == "decided"
+
+
+def test_measure_takes_the_processes_in_turn_and_reports_each_pairing():
+    """``use_process`` is called before each pair's input is placed; the counted pairs meet every process as
+    often (``process_of``), each process gets its own warm-up, and the interval holds both pairings."""
+    import itertools
+
+    from kbench.core.modes import TimingPolicy
+    from kbench.core.tasks import TASK
+    from kbench.timing import interleaved
+
+    task = next(iter(TASK.values()))
+    policy = TimingPolicy(method="interleaved", warmup=2, min_runs=20, max_runs=20, budget_s=1e9,
+                          target_rel_ci=1e-9, processes=2)
+    current = [0]
+    calls: list[tuple[str, int]] = []
+
+    def call(arm: str, slow: float):  # noqa: ANN202
+        def f(x):  # noqa: ANN001, ANN202
+            calls.append((arm, current[0]))
+            return interleaved.TimedCall(1e-3 * (slow if current[0] == 1 else 1.0), np.zeros(1, np.float32))
+        return f
+
+    clock = itertools.count()
+    timing, _ = interleaved.measure(  # the second pairing reads 1.08 / 0.92 = 1.17, the first 1.0
+        task, policy, ref_call=call("ref", 1.08), cand_call=call("cand", 0.92), next_input=lambda: None,
+        check_timed=None, budget_s=1e9, rng=np.random.default_rng(0), emit=lambda *a: None,
+        check_cancel=lambda: None, now=lambda: next(clock) * 1e-6, blas_threads=1, floor=False,
+        use_process=lambda k: current.__setitem__(0, k))
+    warm, counted = calls[:8], calls[8:]
+    assert [k for arm, k in warm if arm == "cand"] == [0, 1, 0, 1]  # two warm-up pairs for each process
+    assert [k for arm, k in counted if arm == "cand"] == [interleaved.process_of(j, 2) for j in range(20)]
+    assert all(counted[i][1] == counted[i + 1][1] for i in range(0, len(counted), 2))  # a pair stays in one pairing
+    lo, hi = timing.speedup_ci
+    assert lo <= 1.0 + 1e-9 and hi >= 1.08 / 0.92 - 1e-9, timing.speedup_ci  # each pairing's speedup inside
+    assert [interleaved.process_of(j, 2) for j in range(8)] == [0, 1, 1, 0, 0, 1, 1, 0]
+
+
+def test_a_timing_policy_validates_its_processes():
+    from kbench.core.modes import HARDENED, MAX_PROCESSES, TimingPolicy
+
+    for bad in (0, MAX_PROCESSES + 1, 1.5, True):
+        with pytest.raises(ValueError, match="processes"):
+            TimingPolicy(method="interleaved", warmup=0, min_runs=1, max_runs=2, budget_s=1.0, processes=bad)
+    with pytest.raises(ValueError, match="processes"):
+        TimingPolicy(method="blocked", warmup=0, min_runs=1, max_runs=2, budget_s=1.0, statistic="mean",
+                     processes=2)
+    assert HARDENED.timing is not None and HARDENED.timing.processes == 2

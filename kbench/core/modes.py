@@ -14,6 +14,10 @@ from kbench.core.defences import NAMES as defence_names
 from kbench.core.distributions import DISTS, get as get_dist
 
 
+#: The most processes an arm may be timed in (each is a worker: memory and a start per evaluation).
+MAX_PROCESSES = 4
+
+
 @dataclass(frozen=True)
 class TimingPolicy:
     """How the speed step measures.
@@ -41,9 +45,19 @@ class TimingPolicy:
     #: while its speed is measured (12-04 audit: 1.9x against 1.6x for the same kernel without the shortcut).
     #: With fresh inputs switched off, one random set only; a plan without random sets times on the defaults.
     params: Literal["default", "random"] = "default"
+    #: Interleaved: each arm timed in this many processes (the reference in as many twins, the candidate in as
+    #: many workers, each loaded and initialised as the first), the k-th of each arm paired, in turn pair by pair.
+    #: A process can run a memory-bound kernel faster or slower than another for its whole life (the memory it was
+    #: given): with one per arm, an A/A run read 0.90-0.94 with every interval clear of 1.0; with two, the median
+    #: averages them and the interval contains each pairing's speedup (``stats.with_processes``).
+    processes: int = 1
 
     def __post_init__(self) -> None:
         problems = []
+        if not (type(self.processes) is int and 1 <= self.processes <= MAX_PROCESSES):
+            problems.append(f"processes must be an integer from 1 to {MAX_PROCESSES}, not {self.processes!r}")
+        elif self.processes > 1 and self.method != "interleaved":
+            problems.append("processes > 1 needs interleaved timing (blocked timing runs in the candidate's worker)")
         if self.params not in ("default", "random"):
             problems.append(f"params must be 'default' or 'random', not {self.params!r}")
         if self.method not in ("blocked", "interleaved"):
@@ -148,6 +162,8 @@ class Mode:
         fields["defences"] = sorted(self.defences)
         if fields["timing"] is not None and fields["timing"]["decide_early"]:
             del fields["timing"]["decide_early"]  # the default: results stored before the field keep their key
+        if fields["timing"] is not None and fields["timing"]["processes"] == 1:
+            del fields["timing"]["processes"]  # the same
         return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
 
     @property
@@ -193,8 +209,8 @@ HARDENED = Mode(
                 "worker that never ran candidate code, every output read from the worker's memory and judged in "
                 "the grading process: exact type/shape/dtype, finite, NaN-filled alloc, then allclose(1e-2) with a "
                 "scale-aware check and a float64 second opinion on tolerance-only failures; interleaved timing on "
-                "fresh inputs and the random parameter sets by the grader's clocks, median, the candidate stopped "
-                "outside its calls, timed outputs checked.",
+                "fresh inputs and the random parameter sets by the grader's clocks, each arm in two processes, median, "
+                "the candidate stopped outside its calls, timed outputs checked.",
     procedure="hardened",
     defences=frozenset(DEFENCES),
     dists=DISTS,
@@ -202,7 +218,8 @@ HARDENED = Mode(
     param_sets=("default", "random", "random"),
     atol=1e-2,
     rtol=1e-2,
-    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, params="random"),
+    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, params="random",
+                        processes=2),
 )
 
 def matrix_mode(dists: "tuple[str, ...] | list[str]", per_dist: int = 5) -> Mode:

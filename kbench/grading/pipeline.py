@@ -71,6 +71,17 @@ class _Verdict(Exception):
         self.status, self.msg = status, msg
 
 
+@dataclasses.dataclass
+class CandidateProcess:
+    """One of the candidate's workers and what the run keeps for it (the first ran the gate, load, init and the
+    trials; more are loaded the same way when its arm is timed in several processes: ``TimingPolicy.processes``)."""
+
+    worker: Worker
+    scratch: ScratchArena | None
+    base_threads: int | None
+    refill_due: int = 0
+
+
 class _Run:
     """One evaluation: the skeleton of steps and what every procedure shares."""
 
@@ -100,6 +111,10 @@ class _Run:
         self.timing_now = False  # inside the timing step (the alloc pool is then refilled from the timing core)
         self.refill_due = 0  # bytes of the alloc pool to NaN-fill before the candidate's next call
         self.scratch: ScratchArena | None = None  # the candidate's alloc pool, once loaded
+        # Workers and pools started for timing beyond the first of each arm (``TimingPolicy.processes``); the
+        # current candidate worker's are in ``worker``, ``scratch``, ``base_threads`` and ``refill_due``.
+        self.timing_workers: list[Worker] = []
+        self.timing_scratches: list[ScratchArena] = []
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -190,6 +205,10 @@ class _Run:
             self.emit(step, breach, False)
             self.breach("thread_check", breach)
 
+    def all_workers(self) -> list[Worker]:
+        """Every worker this run started (each once)."""
+        return list({id(w): w for w in (self.worker, self.twin, *self.timing_workers) if w is not None}.values())
+
     def breach(self, defence: str, msg: str) -> None:
         """Record a breach and go on: the verdict is the first enabled breach's, and the record lets a view
         without that defence be derived (``kbench.core.defences.derive``). Stopping here would hide what
@@ -205,9 +224,8 @@ class _Run:
         assert self.cancel is not None
         while not done.is_set():
             if self.cancel.wait(0.05):
-                for w in (self.worker, self.twin):
-                    if w is not None:
-                        w.kill()
+                for w in self.all_workers():
+                    w.kill()
                 if done.wait(0.05):
                     return
 
@@ -251,11 +269,11 @@ class _Run:
             status, msg = v.status, v.msg
         finally:
             printed = self.read_stdout()
-            for w in (self.worker, self.twin):
-                if w is not None:
-                    w.close()
-            if self.scratch is not None:  # after the worker let go of its view: a long-lived grader kept every pool
-                self.scratch.close()
+            for w in self.all_workers():
+                w.close()
+            # after the workers let go of their views: a long-lived grader kept every pool
+            for scratch in {id(a): a for a in (self.scratch, *self.timing_scratches) if a is not None}.values():
+                scratch.close()
         # The earliest enabled breach names the verdict, unless a trial had failed before it.
         off = set(defences.NAMES) - self.mode.defences
         enabled = [(d, m) for i, (d, m) in enumerate(self.breaches.items()) if defences.breach_holds(d, off)
@@ -347,7 +365,7 @@ class _Run:
             seen[self.g.params(self.task, kind, draw)[0]] = None
         return list(seen)
 
-    def give_params(self, st: Staging, writable: bool) -> None:
+    def give_params(self, st: Staging, writable: bool, announce: bool = True) -> None:
         ids = self.pset_ids()
         if self.mode.timing is not None:
             ids = list(dict.fromkeys(ids + [self.g.params(self.task, "default", -1)[0]]))
@@ -361,7 +379,8 @@ class _Run:
                 self.emit("init", f"init failed: {reply.error}", False)
                 raise _Verdict("runtime_error", f"init failed: {reply.error}")
         self.check_threads("init", "after init")
-        self.emit("init", f"{len(ids)} parameter set{'s' if len(ids) > 1 else ''} ready", True)
+        if announce:
+            self.emit("init", f"{len(ids)} parameter set{'s' if len(ids) > 1 else ''} ready", True)
 
     def trial_label(self, kind: str, draw: int) -> str:
         return "default" if kind == "default" else f"random {draw + 1}"
@@ -446,6 +465,15 @@ class HardenedRun(_Run):
         t0 = time.perf_counter()
         self.start_worker()
         self.st = self.g.staging(self.task)
+        loaded = self.fill_worker()
+        self.start_s += time.perf_counter() - t0
+        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
+                          + (", has init()" if loaded.has_init else ""), True)
+
+    def fill_worker(self) -> P.Loaded:
+        """The current candidate worker made ready for calls: the inputs and its alloc pool mapped, the reference
+        loaded there if the mode has no worker of its own for it, the candidate loaded, its threads counted."""
+        assert self.worker is not None
         self.map_inputs(self.st)
         scratch = self.scratch = ScratchArena(2 * self.out_nbytes + (1 << 20),
                                               f"{self.task.name}-{secrets.token_hex(3)}")
@@ -453,17 +481,52 @@ class HardenedRun(_Run):
         if not isinstance(reply, P.Mapped):
             self.fail_on(reply, "load", "could not map the alloc pool: ")
         else:
-            self.worker.share_pool(scratch.map, reply.addr)  # type: ignore[union-attr]
+            self.worker.share_pool(scratch.map, reply.addr)
         if not self.mode.has("own_reference"):
             self.load_source(self.task.ref_src, f"ref:{self.task.name}", trusted=True)
         loaded = self.load_source(self.src, "cand")
         self.check_threads("load", "after load")
         if not self.mode.has("stop_candidate"):
-            self.worker.stops = False  # type: ignore[union-attr]
-            self.worker.resume()  # type: ignore[union-attr]
-        self.start_s += time.perf_counter() - t0
-        self.emit("load", f"loaded in a fresh sandbox worker ({self.start_s * 1e3:.0f} ms)"
-                          + (", has init()" if loaded.has_init else ""), True)
+            self.worker.stops = False
+            self.worker.resume()
+        return loaded
+
+    def current_process(self) -> CandidateProcess:
+        assert self.worker is not None
+        return CandidateProcess(self.worker, self.scratch, self.base_threads, self.refill_due)
+
+    def use_process(self, p: CandidateProcess) -> None:
+        """Make ``p`` the candidate worker the next calls go to (its pool, its threads, its pending refill)."""
+        self.worker, self.scratch, self.base_threads, self.refill_due = p.worker, p.scratch, p.base_threads, \
+            p.refill_due
+
+    def another_candidate_process(self) -> CandidateProcess:
+        """One more worker for the candidate's arm of the timing, on the timing core, loaded and initialised as
+        the first was (the gate's verdict is the first worker's: the same source). Its layers must be the
+        first's: a worker confined less would time code the run did not confine."""
+        home = self.current_process()
+        try:
+            w = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu)
+        except OSError as e:
+            raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+        self.timing_workers.append(w)
+        self.use_process(CandidateProcess(w, None, None))
+        try:
+            try:
+                hello = w.layers(self.remaining())
+            except WorkerError as e:
+                raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+            if hello.active != self.isolation:
+                raise _Verdict("runtime_error", f"a second sandbox worker applied other layers "
+                                                f"({', '.join(hello.active) or 'none'}) than the first")
+            self.base_threads = w.thread_count()
+            self.fill_worker()
+            self.give_params(self.st, writable=not self.mode.has("sealed_inputs"), announce=False)
+            return self.current_process()
+        finally:
+            if self.scratch is not None:
+                self.timing_scratches.append(self.scratch)
+            self.use_process(home)
 
     @property
     def out_nbytes(self) -> int:
@@ -687,12 +750,20 @@ class HardenedRun(_Run):
         own = self.mode.has("own_reference")
         # The reference is timed in a fresh twin of the candidate's worker (same age, same history, same core,
         # stopped between calls as the candidate is), not in the long-lived workers that computed the trial
-        # references: a warm heap and a cold one differ by more than the 2 % this step tries to resolve.
+        # references: a warm heap and a cold one differ by more than the 2 % this step tries to resolve. With
+        # ``tp.processes`` > 1, in as many twins, and the candidate in as many workers (``stats.with_processes``).
+        n_proc = tp.processes
         try:
+            twins: list[Worker] = []
             if own:
-                self.twin = Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu,
-                                   stopped=True)
-                prepare(self.twin, self.task, self.st, self.remaining(), psets=tuple(i for i, _ in psets.values()))
+                for _ in range(n_proc):
+                    twins.append(Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads,
+                                        cpu=self.timing_cpu, stopped=True))
+                    if self.twin is None:
+                        self.twin = twins[0]
+                    else:
+                        self.timing_workers.append(twins[-1])
+                    prepare(twins[-1], self.task, self.st, self.remaining(), psets=tuple(i for i, _ in psets.values()))
             ref_worker = self.twin if own else self.worker
             # The trials' slot: a timed call's inputs sit where a checked call's did, so their address tells nothing.
             slot = self.st.slot_views(self.task, TRIAL_SLOT)
@@ -700,6 +771,19 @@ class HardenedRun(_Run):
             calib = self.calibrate(ref_worker, specs, pset_id)
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
+        t_start = time.perf_counter()
+        processes = [self.current_process()] + [self.another_candidate_process() for _ in range(n_proc - 1)]
+        self.start_s += time.perf_counter() - t_start
+        ref_now = [ref_worker]  # the reference's worker for the pair being run
+
+        def switch_to(k: int) -> None:
+            """The k-th process of each arm for the next pair (``interleaved.measure``'s ``use_process``)."""
+            processes[active[0]] = self.current_process()  # what it has left to refill
+            self.use_process(processes[k])
+            ref_now[0] = twins[k] if own else self.worker
+            active[0] = k
+
+        active = [0]
         fresh = self.mode.has("fresh_inputs")
         # Work ahead (``cores.Ahead``), on another core while a pair runs: pair p's input is drawn into inputs[p % 2]
         # while pair p - 1 runs, then copied into the slot between pairs; its outputs land in outputs[p % 2] and are
@@ -837,7 +921,7 @@ class HardenedRun(_Run):
         def ref_call(s: tuple) -> TimedCall:
             req = P.Call(f"ref:{self.task.name}", pair_params[0][0], s, "readonly", "pool")
             try:
-                k = ref_worker.run(req, self.remaining(), ("<f4", self.task.out_shape), outputs[cur[0]]["ref"])
+                k = ref_now[0].run(req, self.remaining(), ("<f4", self.task.out_shape), outputs[cur[0]]["ref"])
             except WorkerError as e:
                 raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
             if k.output is None:
@@ -862,9 +946,8 @@ class HardenedRun(_Run):
         # The grading thread reads outputs on the timing core and stays there between calls only while every worker
         # there is stopped between calls (a candidate left running would share that core with it).
         read_on = self.timing_cpu if ahead is not None and self.mode.has("stop_candidate") else None
-        for w in (self.worker, self.twin):
-            if w is not None:
-                w.read_cpu = read_on
+        for w in self.all_workers():
+            w.read_cpu = read_on
         try:
             self.timing, kernel_s = interleaved.measure(
                 self.task, tp, ref_call=ref_call, cand_call=cand_call, next_input=lambda: place(False),
@@ -872,19 +955,20 @@ class HardenedRun(_Run):
                 rng=self.rng, emit=lambda msg, ok: self.emit("timing", msg, ok), check_cancel=self.check_cancel,
                 now=time.perf_counter, blas_threads=self.g.blas_threads,
                 budget_cap_s=max(min(tp.budget_s * stats.EXTEND_FACTOR, self.deadline - t0 - 1.0), 0.0),
-                pids=[w.pid for w in (self.worker, self.twin) if w is not None and w.pid],
+                pids=[w.pid for w in self.all_workers() if w.pid],
                 floor=self.mode.has("roofline_floor"),
                 on_implausible=lambda msg: self.breach("roofline_floor", msg), ref_first=not self.mode.has("nan_alloc"),
                 check_input=(lambda: place(True)) if fresh and others else None, min_checks=len(others),
-                upcoming=upcoming if ahead is not None else None, settle=settle)
+                upcoming=upcoming if ahead is not None else None, settle=settle,
+                use_process=switch_to if n_proc > 1 else None)
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         finally:
             if ahead is not None:
                 ahead.close()
-            for w in (self.worker, self.twin):
-                if w is not None:
-                    w.read_cpu = None
+            switch_to(0)  # the first candidate worker again (its stdout is the one read)
+            for w in self.all_workers():
+                w.read_cpu = None
             parallel.unpark()  # the grading thread stayed on the timing core after the last read
         self.kernel_s += kernel_s
         n = self.timing.n_samples
@@ -892,7 +976,8 @@ class HardenedRun(_Run):
             # the same pairs by the workers' own report (warm-up pairs excluded), for the view without the grader's clock
             self.worker_clock = interleaved.summarize(self.task, own_clock["ref"][-n:], own_clock["cand"][-n:],
                                                       self.timing.other_load or 0.0, self.timing.stop, self.rng,
-                                                      self.g.blas_threads)
+                                                      self.g.blas_threads,
+                                                      [interleaved.process_of(j, n_proc) for j in range(n)])
 
     def calibrate(self, w: Worker, specs: tuple, pset_id: str) -> tuple[int, int]:
         """What a call costs outside the worker's loop, wall and CPU (medians of the round trip less the time the

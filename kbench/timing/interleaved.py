@@ -5,7 +5,9 @@ speedup's interval answers the question: tight, or clear of every fast_p thresho
 after a few pairs), or the budget is spent (an undecided interval may use up to ``budget_cap_s``).
 Speedup = median reference time / median candidate time, with a paired bootstrap interval, widened
 (``stats.honest_ci``) and flagged ``contended`` when other processes used the machine (``load``) or the
-samples spread widely. The caller times each call with the grader's own clocks (``kbench.sandbox.server``)
+samples spread widely. With ``policy.processes`` > 1 each arm runs in that many processes, the k-th of each arm
+together, taken in turn pair by pair (warm-up pairs too: each process gets ``policy.warmup`` of them), and the
+interval also contains the speedup of each pairing (``stats.with_processes``). The caller times each call with the grader's own clocks (``kbench.sandbox.server``)
 and keeps the candidate's worker stopped outside its calls; a time below the machine's roofline floor is
 rejected (``roofline.implausibility``).
 
@@ -26,7 +28,7 @@ from kbench.core.tasks import Task
 from kbench.timing import roofline, wakeups
 from kbench.timing.load import LoadMeter
 from kbench.timing.stats import (DECISION_POINTS, EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders,
-                                 speedup_point, stop_reason, with_run_to_run)
+                                 process_speedups, speedup_point, stop_reason, with_processes, with_run_to_run)
 
 @dataclass(frozen=True)
 class TimedCall:
@@ -137,7 +139,8 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             floor: bool = True, on_implausible: Callable[[str], None] | None = None,
             ref_first: bool = False, check_input: Callable[[], Any] | None = None,
             min_checks: int = 0, upcoming: Callable[[bool], None] | None = None,
-            settle: Callable[[], None] | None = None) -> tuple[Timing, float]:
+            settle: Callable[[], None] | None = None,
+            use_process: Callable[[int], None] | None = None) -> tuple[Timing, float]:
     """Time ``task``'s reference against the candidate; (Timing, kernel seconds spent).
 
     ``next_input()`` prepares the next pair's input (between pairs, while neither worker runs) and returns
@@ -153,7 +156,9 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     the two share, as KernelBench's, runs it first), instead of a random order. ``upcoming(is_check)``: called
     once a pair's input is placed, with what the next pair will be (a check pair or a counted one), decided one
     pair ahead so that its input can be drawn while this pair runs; ``settle()``, after the last pair: waits for
-    judgements ``check_timed`` left running."""
+    judgements ``check_timed`` left running. ``use_process(k)``: with ``policy.processes`` > 1, called before each
+    pair's input is placed: the pair's two calls run in each arm's k-th process (counted pairs take the processes in
+    turn, check pairs one at random)."""
     emit("timing: pairs on fresh inputs, random order in each pair, median; until the 95% interval is within "
          f"±{policy.target_rel_ci:.0%} or clear of every fast_p threshold, or {budget_s:g} s; {wakeups.state()}", None)
 
@@ -163,6 +168,14 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             return r, cand_call(x)
         c = cand_call(x)
         return ref_call(x), c
+
+    n_proc = policy.processes if use_process is not None else 1
+    procs: list[int] = []  # the pairing of processes each counted pair ran in
+
+    def go_to(k: int) -> int:
+        if use_process is not None:
+            use_process(k)
+        return k
 
     def placed(x: Any, next_is_check: bool) -> Any:
         if upcoming is not None:
@@ -183,8 +196,10 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
 
     # whether each pair is a check pair, decided one pair ahead (``upcoming``)
     first = is_check(0)
-    for k in range(policy.warmup):
-        r, c = pair(placed(next_input(), first if k == policy.warmup - 1 else False), True)
+    n_warm = policy.warmup * n_proc
+    for k in range(n_warm):
+        go_to(k % n_proc)
+        r, c = pair(placed(next_input(), first if k == n_warm - 1 else False), True)
         # judged too (12-03 audit: zeros on the 6th and 7th calls, the warm-up's, passed "every timed output
         # checked"): not timed, but a call the candidate cannot tell from a timed one is a call that must be right
         if check_timed is not None:
@@ -199,7 +214,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         if ref_t and i > max(forced, default=-1):
             reason = stop_reason(ref_t, cand_t, now() - t0, policy.min_runs, policy.max_runs, budget_s,
                                  policy.target_rel_ci, meter.other_cores(), rng=rng,
-                                 points=DECISION_POINTS if policy.decide_early else ())
+                                 points=DECISION_POINTS if policy.decide_early else (), procs=procs)
             if reason is None and now() - t0 >= cap:
                 reason = "budget"
             if reason is not None:
@@ -210,11 +225,13 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
             # A pair on another distribution, judged and not counted: the candidate cannot tell it from a counted
             # one (same slot, same calls), so a path that is fast and wrong on any distribution is caught here.
             assert check_input is not None and check_timed is not None
+            go_to(int(rng.integers(n_proc)) if n_proc > 1 else 0)
             r, c = pair(placed(check_input(), next_is_check), next(orders))
             check_timed(c.output, r.output, f"check call {checked + 1}")
             checked += 1
             kernel_extra += r.seconds + c.seconds
             continue
+        procs.append(go_to(process_of(len(cand_t), n_proc)))
         r, c = pair(placed(next_input(), next_is_check), next(orders))
         ref_t.append(r.seconds)
         cand_t.append(c.seconds)
@@ -231,7 +248,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         settle()
     other = meter.other_cores()
     kernel_s = sum(ref_t) + sum(cand_t) + kernel_extra
-    timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads)
+    timing = summarize(task, ref_t, cand_t, other, reason, rng, blas_threads, procs)
     implausible = roofline.implausibility(task, timing.t_cand, cand_t) if floor else None
     if implausible:
         emit(implausible, False)
@@ -240,20 +257,30 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
         on_implausible(implausible)
     why = {"precise": "the interval is tight", "decided": "the interval is clear of every threshold",
            "budget": "the time budget is spent", "max_runs": "the pair limit is reached"}.get(reason or "", "")
+    per_proc = process_speedups(ref_t, cand_t, procs)
     emit(f"{len(cand_t)} pairs ({why}): reference {timing.t_ref * 1e3:.3f} ms, candidate "
          f"{timing.t_cand * 1e3:.3f} ms ({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked"
+         + (f"; each arm in {n_proc} processes, whose pairings read " + ", ".join(f"{v:.2f}x" for v in per_proc)
+            if per_proc else "")
          + (f"; contended (others used {other:.1f} cores, or samples spread widely): interval widened"
             if timing.contended else ""), True)
     return timing, kernel_s
 
 
+def process_of(j: int, n: int) -> int:
+    """The pairing of processes the ``j``-th counted pair runs in: each in turn, shifted by one every round
+    (0 1 1 0 0 1 1 0 for two), so that a cycle of as many parameter sets as processes meets every pairing."""
+    return (j + j // n) % n
+
+
 def summarize(task: Task, ref_t: list[float], cand_t: list[float], other: float, reason: str | None,
-              rng: np.random.Generator, blas_threads: int | None) -> Timing:
-    """The Timing of paired samples: ratio of medians, the honest interval widened to the run-to-run floor."""
+              rng: np.random.Generator, blas_threads: int | None, procs: Sequence[int] | None = None) -> Timing:
+    """The Timing of paired samples: ratio of medians, the honest interval widened to the run-to-run floor and to
+    every pairing of processes' speedup (``procs``: the pairing each pair ran in)."""
     t_cand = float(np.median(cand_t))
     s = speedup_point(ref_t, cand_t)
     ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
-    ci = with_run_to_run(ci, s)
+    ci = with_processes(with_run_to_run(ci, s), process_speedups(ref_t, cand_t, procs))
     floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
     return Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
                   n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,

@@ -31,6 +31,14 @@ reported interval is therefore at least ``RUN_TO_RUN`` either side of the speedu
 decisions read; the precision test reads the pairs' own interval, since more pairs cannot shrink the
 run-to-run part. Another machine may need another value: the benchmark measures it.
 
+Processes: a process can run a memory-bound kernel faster or slower than another for its whole life (the memory it
+was given; ``benchmarks/process_spread.py``), which no interval of one process's pairs can see. With each arm
+timed in several processes, alternated pair by pair (``TimingPolicy.processes``), the median over all pairs
+averages them, and the reported interval also contains the speedup each pairing of processes measured
+(``with_processes``): when two processes of an arm disagree, the interval says so. (The paired bootstrap mostly
+sees it already: the median of samples in two clusters jumps between them as pairs are resampled. The hull is
+the guarantee.)
+
 These functions see only numbers, so they are tested on synthetic samples, not on wall-clock time.
 """
 
@@ -189,6 +197,30 @@ def with_run_to_run(ci: tuple[float, float], point: float, floor: float = RUN_TO
     return (min(lo, point / (1 + floor)), max(hi, point * (1 + floor)))
 
 
+def process_speedups(t_ref: Sequence[float], t_cand: Sequence[float], procs: Sequence[int] | None,
+                      min_pairs: int = 2) -> list[float]:
+    """The speedup each pairing of processes measured (pairs whose ``procs`` entry is k: the reference's k-th
+    process against the candidate's k-th), for each k with at least ``min_pairs`` pairs; [] with one process."""
+    if not procs or len(set(procs)) < 2:
+        return []
+    n = min(len(t_ref), len(t_cand), len(procs))
+    out = []
+    for k in sorted(set(procs[:n])):
+        idx = [i for i in range(n) if procs[i] == k]
+        if len(idx) >= min_pairs:
+            out.append(speedup_point([t_ref[i] for i in idx], [t_cand[i] for i in idx]))
+    return out
+
+
+def with_processes(ci: tuple[float, float], speedups: Sequence[float]) -> tuple[float, float]:
+    """The interval widened, where narrower, to contain every pairing of processes' speedup (``process_speedups``)."""
+    lo, hi = ci
+    finite = [s for s in speedups if math.isfinite(s) and s > 0]
+    if not finite:
+        return (lo, hi)
+    return (min(lo, *finite), max(hi, *finite))
+
+
 def decided(ci: tuple[float, float], points: Sequence[float] = DECISION_POINTS, margin: float = DECISION_MARGIN) -> bool:
     """The interval lies clear of every threshold: each 'is it above p?' has its answer."""
     lo, hi = ci
@@ -201,13 +233,15 @@ def far_from_thresholds(ci: tuple[float, float], points: Sequence[float] = DECIS
 
 def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float, min_runs: int, max_runs: int,
                 budget_s: float, target_rel_ci: float, other_load: float = 0.0,
-                points: Sequence[float] = DECISION_POINTS, rng: np.random.Generator | None = None) -> str | None:
+                points: Sequence[float] = DECISION_POINTS, rng: np.random.Generator | None = None,
+                procs: Sequence[int] | None = None) -> str | None:
     """Why interleaved sampling stops now, or None to take another pair.
 
     "precise": the (honest) interval is within ±target_rel_ci; "decided": it is clear of every threshold
     (after ``EARLY_MIN_RUNS`` pairs when far from all of them, else after ``min_runs``); "max_runs";
     "budget": the budget is spent and the answer known, or the extended budget is spent too. Empty
-    ``points``: never "decided" (only precision, the pair limit or the budget stop)."""
+    ``points``: never "decided" (only precision, the pair limit or the budget stop). ``procs``: which pairing of
+    processes each pair ran in; decisions read the interval as it will be reported (``with_processes``)."""
     n = min(len(t_ref), len(t_cand))
     if n >= max_runs:
         return "max_runs"
@@ -215,7 +249,7 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
         return None
     ci, noisy = honest_ci(t_ref, t_cand, other_load, rng)
     point = speedup_point(t_ref, t_cand)
-    reported = with_run_to_run(ci, point)
+    reported = with_processes(with_run_to_run(ci, point), process_speedups(t_ref, t_cand, procs))
     if n < min_runs:
         return "decided" if points and far_from_thresholds(reported, points) else None
     if (ci[1] - ci[0]) / 2 <= target_rel_ci * point:
