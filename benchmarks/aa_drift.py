@@ -3,11 +3,16 @@
 Targets, per task: every speedup within 2 % of 1.0 (max |s - 1| <= 0.02), and the 95 % interval
 contains 1.0 in >= 90 % of the repeats (with the default 5 repeats that means all 5).
 
-    python benchmarks/aa_drift.py [--repeats 5] [--tasks L1_softmax,L1_gelu] [--load]
+    python benchmarks/aa_drift.py [--repeats 5] [--tasks L1_softmax,L1_gelu] [--load] [--processes 2]
 
 ``--load`` keeps one busy process (a pure-Python loop) running on the core the timing does not use, for
 the whole run: the A/A check under the kind of contention a shared box or a laptop has. Its target is
 coverage only (intervals may be wider, or flagged contended).
+
+``--processes N`` times each arm in N processes (``TimingPolicy.processes``; hardened's default is one): run it
+beside a default run, alternated, to see whether more processes per arm make the runs agree more closely on this
+machine in this hour (a machine state in which each process runs a kernel at one of two speeds makes them; 12-04 f,
+a calm hour, they did not).
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     ap.add_argument("--load", action="store_true", help="a busy loop on the other core during the run")
+    ap.add_argument("--processes", type=int, default=0,
+                    help="time each arm in this many processes (default: hardened's own setting)")
     args = ap.parse_args()
+    from kbench.core.modes import MAX_PROCESSES
+
+    if not 0 <= args.processes <= MAX_PROCESSES:
+        ap.error(f"--processes must be from 1 to {MAX_PROCESSES}")
     args.tasks = task_names(args.tasks)
     busy = start_busy_loop() if args.load else None
     try:
@@ -55,11 +66,18 @@ def start_busy_loop():
 
 def run(args) -> int:
 
+    import dataclasses
+
     from kbench.grading.pipeline import Grader, evaluate
     from kbench.core.modes import HARDENED
     from kbench.core.tasks import TASK, TASKS
 
-    t0 = header("A/A drift and CI coverage (reference vs itself, hardened)" + (" — with a busy loop" if args.load else ""),
+    mode = HARDENED
+    if args.processes and HARDENED.timing is not None:
+        mode = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=args.processes))
+
+    t0 = header("A/A drift and CI coverage (reference vs itself, hardened)" + (" — with a busy loop" if args.load else "")
+                + (f", each arm in {mode.timing.processes} processes" if mode.timing and mode.timing.processes > 1 else ""),
                 f"{args.repeats} hardened evaluations of each task's ref_src against the reference; targets: "
                 f"max |s-1| <= {DRIFT_TARGET:.0%} and CI contains 1.0 in >= {COVERAGE_TARGET:.0%} of runs, per task.")
     tasks = [TASK[n] for n in args.tasks] if args.tasks else list(TASKS)
@@ -72,7 +90,7 @@ def run(args) -> int:
             rs = []
             for i in range(args.repeats):
                 progress(f"{t.name} {i + 1}/{args.repeats}")
-                rs.append(evaluate(t, t.ref_src, HARDENED, "reference", grader=grader))
+                rs.append(evaluate(t, t.ref_src, mode, "reference", grader=grader))
             bad = [r for r in rs if not r.correct or r.timing is None]
             ok = [r for r in rs if r.correct and r.timing is not None]
             sp = [r.speedup for r in ok]

@@ -275,10 +275,19 @@ def test_the_grading_process_uses_one_blas_thread_while_it_grades_and_restores_i
     assert after == before
 
 
+def two_processes_per_arm():
+    """Hardened with each arm timed in two processes (``TimingPolicy.processes``)."""
+    import dataclasses
+
+    assert HARDENED.timing is not None
+    return dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=2))
+
+
 def test_hardened_times_each_arm_in_two_processes_in_turn(grader, monkeypatch):
-    """A process can run a memory-bound kernel slower than another for its whole life: each arm is timed in two
-    (two reference twins, two candidate workers, the second loaded and initialised as the first), the k-th of each
-    arm paired, in turn. Read off the calls the grader sends (which worker, which function)."""
+    """A process can run a memory-bound kernel slower than another for its whole life: with
+    ``TimingPolicy.processes=2`` each arm is timed in two (two reference twins, two candidate workers, the second
+    loaded and initialised as the first), the k-th of each arm paired, in turn. Read off the calls the grader sends
+    (which worker, which function); the default stays one process per arm."""
     from kbench import evaluate
     from kbench.sandbox import protocol as P
     from kbench.sandbox.server import Worker
@@ -295,8 +304,9 @@ def test_hardened_times_each_arm_in_two_processes_in_turn(grader, monkeypatch):
     monkeypatch.setattr(Worker, "run", recording)
     task = TASK["L1_softmax"]
     events: list = []
-    r = evaluate(task, task.ref_src, HARDENED, "reference_as_candidate", dists=("normal",), grader=grader,
-                 on_event=events.append)
+    assert HARDENED.timing is not None and HARDENED.timing.processes == 1
+    r = evaluate(task, task.ref_src, two_processes_per_arm(), "reference_as_candidate", dists=("normal",),
+                 grader=grader, on_event=events.append)
     assert r.correct and r.timing is not None, r.msg
     start = [i for i, (_, fn, _) in enumerate(seen) if fn == "cand"][len(r.trials)]  # the timing step's first call
     cand = [pid for _, fn, pid in seen[start:] if fn == "cand"]

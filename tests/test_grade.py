@@ -232,9 +232,15 @@ def test_pool_retries_the_samples_of_a_grading_process_that_died(tmp_path: Path)
     assert got == EXPECTED  # its samples in flight were graded again in a fresh pool, none lost or doubled
 
 
-def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    import dataclasses
+
     from kbench.core.tasks import TASK
     from kbench.grading import pipeline
+
+    assert HARDENED.timing is not None
+    mode = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=n))
 
     cpu = max(os.sched_getaffinity(0))
     pinned: list[tuple[int, set]] = []
@@ -260,13 +266,12 @@ def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: py
     grader = pipeline.Grader()
     grader.cpu = None  # as in a pool process: correctness unpinned
     try:
-        r = pipeline.evaluate("L1_gelu", TASK["L1_gelu"].ref_src, HARDENED, "ref", grader=grader, timing_lane=lane)
+        r = pipeline.evaluate("L1_gelu", TASK["L1_gelu"].ref_src, mode, "ref", grader=grader, timing_lane=lane)
     finally:
         grader.close()
     assert r.correct and r.timing is not None
-    # correctness unpinned; the twins (one per timing process) and the candidate's other timing worker on the lane's
-    # core as they start
-    n = HARDENED.timing.processes
+    # correctness unpinned; the twins (one per timing process) and the candidate's other timing workers on the
+    # lane's core as they start
     assert started == [("candidate", None)] + [("reference", cpu)] * n + [("candidate", cpu)] * (n - 1)
     # the candidate's first worker moved there for timing, the others pinned there as they started (by the grader)
     assert [c for _, c in pinned] == [{cpu}] * (2 * n), pinned

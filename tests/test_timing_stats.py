@@ -370,8 +370,13 @@ def test_the_interval_contains_every_pairing_of_processes_speedup():
     # spreads enough to look contended, the median reads ~1.08 and the run-to-run floor stops short of 1.0
     ref = [5e-3 * (1.08 if k else 1.0) * np.exp(rng.normal(0, 0.002)) for k in procs]
     cand = [5e-3 * (0.92 if k else 1.0) * np.exp(rng.normal(0, 0.002)) for k in procs]
-    per = process_speedups(ref, cand, procs)
-    assert len(per) == 2 and per[0] == pytest.approx(1.0, rel=0.01) and per[1] == pytest.approx(1.174, rel=0.01)
+    per = process_speedups(ref, cand, procs)  # every combination: ref i over cand j
+    assert per == pytest.approx([1.0, 1 / 0.92, 1.08, 1.08 / 0.92], rel=0.01)
+    # both processes of each arm slow together: the pairings agree, the combinations do not
+    slow = [5e-3 * (1.2 if k else 1) for k in procs]
+    assert process_speedups(slow, slow, procs)[0] == 1.0 and process_speedups(slow, slow, procs)[3] == 1.0
+    both = process_speedups(slow, slow, procs)
+    assert min(both) == pytest.approx(1 / 1.2, rel=0.01) and max(both) == pytest.approx(1.2, rel=0.01)
     lo, hi = with_processes((1.04, 1.06), per)
     assert lo == min(per) and hi == max(per)
     assert with_processes((0.5, 2.0), per) == (0.5, 2.0)  # never narrower
@@ -415,11 +420,12 @@ def test_measure_takes_the_processes_in_turn_and_reports_each_pairing():
     assert [k for arm, k in counted if arm == "cand"] == [interleaved.process_of(j, 2) for j in range(20)]
     assert all(counted[i][1] == counted[i + 1][1] for i in range(0, len(counted), 2))  # a pair stays in one pairing
     lo, hi = timing.speedup_ci
-    assert lo <= 1.0 + 1e-9 and hi >= 1.08 / 0.92 - 1e-9, timing.speedup_ci  # each pairing's speedup inside
+    assert lo <= 1.0 + 1e-9 and hi >= 1.08 / 0.92 - 1e-9, timing.speedup_ci  # each combination's speedup inside
     assert [interleaved.process_of(j, 2) for j in range(8)] == [0, 1, 1, 0, 0, 1, 1, 0]
 
 
 def test_a_timing_policy_validates_its_processes():
+    import dataclasses
     from kbench.core.modes import HARDENED, MAX_PROCESSES, TimingPolicy
 
     for bad in (0, MAX_PROCESSES + 1, 1.5, True):
@@ -428,4 +434,6 @@ def test_a_timing_policy_validates_its_processes():
     with pytest.raises(ValueError, match="processes"):
         TimingPolicy(method="blocked", warmup=0, min_runs=1, max_runs=2, budget_s=1.0, statistic="mean",
                      processes=2)
-    assert HARDENED.timing is not None and HARDENED.timing.processes == 2
+    assert HARDENED.timing is not None and HARDENED.timing.processes == 1  # the default (12-04 f, side by side)
+    two = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=2))
+    assert two.digest != HARDENED.digest

@@ -48,8 +48,10 @@ class TimingPolicy:
     #: Interleaved: each arm timed in this many processes (the reference in as many twins, the candidate in as
     #: many workers, each loaded and initialised as the first), the k-th of each arm paired, in turn pair by pair.
     #: A process can run a memory-bound kernel faster or slower than another for its whole life (the memory it was
-    #: given): with one per arm, an A/A run read 0.90-0.94 with every interval clear of 1.0; with two, the median
-    #: averages them and the interval contains each pairing's speedup (``stats.with_processes``).
+    #: given): with one per arm, an A/A run read 0.90-0.94 with every interval clear of 1.0 (12-04 d); with two,
+    #: the median averages them and the interval contains every combination's speedup (``stats.with_processes``).
+    #: One by default: side by side in a calm hour (12-04 f) two did not make softmax's A/A runs agree more
+    #: closely (SD of log 0.047 against 0.024 over 20 runs each); ``benchmarks/aa_drift.py --processes 2`` compares.
     processes: int = 1
 
     def __post_init__(self) -> None:
@@ -209,8 +211,8 @@ HARDENED = Mode(
                 "worker that never ran candidate code, every output read from the worker's memory and judged in "
                 "the grading process: exact type/shape/dtype, finite, NaN-filled alloc, then allclose(1e-2) with a "
                 "scale-aware check and a float64 second opinion on tolerance-only failures; interleaved timing on "
-                "fresh inputs and the random parameter sets by the grader's clocks, each arm in two processes, median, "
-                "the candidate stopped outside its calls, timed outputs checked.",
+                "fresh inputs and the random parameter sets by the grader's clocks, median, the candidate stopped "
+                "outside its calls, timed outputs checked.",
     procedure="hardened",
     defences=frozenset(DEFENCES),
     dists=DISTS,
@@ -218,8 +220,7 @@ HARDENED = Mode(
     param_sets=("default", "random", "random"),
     atol=1e-2,
     rtol=1e-2,
-    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, params="random",
-                        processes=2),
+    timing=TimingPolicy("interleaved", warmup=2, min_runs=10, max_runs=80, budget_s=1.5, params="random"),
 )
 
 def matrix_mode(dists: "tuple[str, ...] | list[str]", per_dist: int = 5) -> Mode:

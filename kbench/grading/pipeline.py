@@ -491,7 +491,8 @@ class HardenedRun(_Run):
             self.worker.resume()
         return loaded
 
-    def current_process(self) -> CandidateProcess:
+    def candidate_state(self) -> CandidateProcess:
+        """The current candidate worker and what the run keeps for it."""
         assert self.worker is not None
         return CandidateProcess(self.worker, self.scratch, self.base_threads, self.refill_due)
 
@@ -500,11 +501,12 @@ class HardenedRun(_Run):
         self.worker, self.scratch, self.base_threads, self.refill_due = p.worker, p.scratch, p.base_threads, \
             p.refill_due
 
-    def another_candidate_process(self) -> CandidateProcess:
-        """One more worker for the candidate's arm of the timing, on the timing core, loaded and initialised as
-        the first was (the gate's verdict is the first worker's: the same source). Its layers must be the
-        first's: a worker confined less would time code the run did not confine."""
-        home = self.current_process()
+    def another_candidate_process(self, number: int) -> CandidateProcess:
+        """The candidate's ``number``-th worker for its arm of the timing, on the timing core, loaded and initialised
+        as the first was, under the same deadline (the gate's verdict is the first worker's: the same source). Its
+        layers must be the first's: a worker confined less would time code the run did not confine. What it prints
+        is not read (the first worker's is)."""
+        home = self.candidate_state()
         try:
             w = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu)
         except OSError as e:
@@ -517,12 +519,12 @@ class HardenedRun(_Run):
             except WorkerError as e:
                 raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
             if hello.active != self.isolation:
-                raise _Verdict("runtime_error", f"a second sandbox worker applied other layers "
-                                                f"({', '.join(hello.active) or 'none'}) than the first")
+                raise _Verdict("runtime_error", f"the candidate's timing worker {number} applied other layers "
+                                                f"({', '.join(hello.active) or 'none'}) than its first")
             self.base_threads = w.thread_count()
             self.fill_worker()
             self.give_params(self.st, writable=not self.mode.has("sealed_inputs"), announce=False)
-            return self.current_process()
+            return self.candidate_state()
         finally:
             if self.scratch is not None:
                 self.timing_scratches.append(self.scratch)
@@ -759,8 +761,8 @@ class HardenedRun(_Run):
                 for _ in range(n_proc):
                     twins.append(Worker("reference", self.mode.memory_limit_mb, self.g.blas_threads,
                                         cpu=self.timing_cpu, stopped=True))
-                    if self.twin is None:
-                        self.twin = twins[0]
+                    if len(twins) == 1:
+                        self.twin = twins[0]  # calibrated below; closed and killed with the candidate's worker
                     else:
                         self.timing_workers.append(twins[-1])
                     prepare(twins[-1], self.task, self.st, self.remaining(), psets=tuple(i for i, _ in psets.values()))
@@ -772,13 +774,13 @@ class HardenedRun(_Run):
         except (WorkerError, OSError, RuntimeError) as e:
             raise _Verdict("runtime_error", f"reference timing worker failed: {e}") from None
         t_start = time.perf_counter()
-        processes = [self.current_process()] + [self.another_candidate_process() for _ in range(n_proc - 1)]
+        processes = [self.candidate_state()] + [self.another_candidate_process(k) for k in range(2, n_proc + 1)]
         self.start_s += time.perf_counter() - t_start
         ref_now = [ref_worker]  # the reference's worker for the pair being run
 
         def switch_to(k: int) -> None:
             """The k-th process of each arm for the next pair (``interleaved.measure``'s ``use_process``)."""
-            processes[active[0]] = self.current_process()  # what it has left to refill
+            processes[active[0]] = self.candidate_state()  # what it has left to refill
             self.use_process(processes[k])
             ref_now[0] = twins[k] if own else self.worker
             active[0] = k
@@ -964,9 +966,9 @@ class HardenedRun(_Run):
         except TimingAborted as e:
             raise _Verdict(e.status, e.msg) from None  # type: ignore[arg-type]
         finally:
+            switch_to(0)  # the first candidate worker again (its stdout is the one read, its pool closed last)
             if ahead is not None:
                 ahead.close()
-            switch_to(0)  # the first candidate worker again (its stdout is the one read)
             for w in self.all_workers():
                 w.read_cpu = None
             parallel.unpark()  # the grading thread stayed on the timing core after the last read

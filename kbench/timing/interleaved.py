@@ -5,9 +5,10 @@ speedup's interval answers the question: tight, or clear of every fast_p thresho
 after a few pairs), or the budget is spent (an undecided interval may use up to ``budget_cap_s``).
 Speedup = median reference time / median candidate time, with a paired bootstrap interval, widened
 (``stats.honest_ci``) and flagged ``contended`` when other processes used the machine (``load``) or the
-samples spread widely. With ``policy.processes`` > 1 each arm runs in that many processes, the k-th of each arm
-together, taken in turn pair by pair (warm-up pairs too: each process gets ``policy.warmup`` of them), and the
-interval also contains the speedup of each pairing (``stats.with_processes``). The caller times each call with the grader's own clocks (``kbench.sandbox.server``)
+samples spread widely. With ``policy.processes`` > 1 each arm runs in that many processes, the k-th of each
+arm together, taken in turn pair by pair (warm-up pairs too: each process gets ``policy.warmup`` of them), and
+the interval also contains the speedup of every combination of processes (``stats.with_processes``). The
+caller times each call with the grader's own clocks (``kbench.sandbox.server``)
 and keeps the candidate's worker stopped outside its calls; a time below the machine's roofline floor is
 rejected (``roofline.implausibility``).
 
@@ -260,7 +261,7 @@ def measure(task: Task, policy: TimingPolicy, *, ref_call: Callable[[Any], Timed
     per_proc = process_speedups(ref_t, cand_t, procs)
     emit(f"{len(cand_t)} pairs ({why}): reference {timing.t_ref * 1e3:.3f} ms, candidate "
          f"{timing.t_cand * 1e3:.3f} ms ({timing.roof_fraction:.0%} of the roof); {checked} timed outputs checked"
-         + (f"; each arm in {n_proc} processes, whose pairings read " + ", ".join(f"{v:.2f}x" for v in per_proc)
+         + (f"; each arm in {n_proc} processes, whose combinations read " + ", ".join(f"{v:.2f}x" for v in per_proc)
             if per_proc else "")
          + (f"; contended (others used {other:.1f} cores, or samples spread widely): interval widened"
             if timing.contended else ""), True)

@@ -34,10 +34,10 @@ run-to-run part. Another machine may need another value: the benchmark measures 
 Processes: a process can run a memory-bound kernel faster or slower than another for its whole life (the memory it
 was given; ``benchmarks/process_spread.py``), which no interval of one process's pairs can see. With each arm
 timed in several processes, alternated pair by pair (``TimingPolicy.processes``), the median over all pairs
-averages them, and the reported interval also contains the speedup each pairing of processes measured
+averages them, and the reported interval also contains the speedup of every combination of the arms' processes
 (``with_processes``): when two processes of an arm disagree, the interval says so. (The paired bootstrap mostly
 sees it already: the median of samples in two clusters jumps between them as pairs are resampled. The hull is
-the guarantee.)
+the guarantee.) One process per arm is the default (``TimingPolicy.processes``).
 
 These functions see only numbers, so they are tested on synthetic samples, not on wall-clock time.
 """
@@ -199,21 +199,23 @@ def with_run_to_run(ci: tuple[float, float], point: float, floor: float = RUN_TO
 
 def process_speedups(t_ref: Sequence[float], t_cand: Sequence[float], procs: Sequence[int] | None,
                       min_pairs: int = 2) -> list[float]:
-    """The speedup each pairing of processes measured (pairs whose ``procs`` entry is k: the reference's k-th
-    process against the candidate's k-th), for each k with at least ``min_pairs`` pairs; [] with one process."""
+    """The speedup of every combination of processes: the median of the reference's i-th process over the
+    candidate's j-th, for every i and j with at least ``min_pairs`` pairs each ([] with one process). Not only the
+    pairings run together (i = j): two processes of one arm that differ while each pairing agrees (both slow
+    together) still move the speedup a fresh pair of processes would read."""
     if not procs or len(set(procs)) < 2:
         return []
     n = min(len(t_ref), len(t_cand), len(procs))
-    out = []
-    for k in sorted(set(procs[:n])):
-        idx = [i for i in range(n) if procs[i] == k]
-        if len(idx) >= min_pairs:
-            out.append(speedup_point([t_ref[i] for i in idx], [t_cand[i] for i in idx]))
-    return out
+    groups = [[i for i in range(n) if procs[i] == k] for k in sorted(set(procs[:n]))]
+    groups = [g for g in groups if len(g) >= min_pairs]
+    ref = [float(np.median([t_ref[i] for i in g])) for g in groups]
+    cand = [float(np.median([t_cand[i] for i in g])) for g in groups]
+    return [r / c for r in ref for c in cand if c > 0]
 
 
 def with_processes(ci: tuple[float, float], speedups: Sequence[float]) -> tuple[float, float]:
-    """The interval widened, where narrower, to contain every pairing of processes' speedup (``process_speedups``)."""
+    """The interval widened, where narrower, to contain every combination of processes' speedup
+    (``process_speedups``)."""
     lo, hi = ci
     finite = [s for s in speedups if math.isfinite(s) and s > 0]
     if not finite:
