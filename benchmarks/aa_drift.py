@@ -66,15 +66,11 @@ def start_busy_loop():
 
 def run(args) -> int:
 
-    import dataclasses
-
     from kbench.grading.pipeline import Grader, evaluate
     from kbench.core.modes import HARDENED
     from kbench.core.tasks import TASK, TASKS
 
-    mode = HARDENED
-    if args.processes and HARDENED.timing is not None:
-        mode = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=args.processes))
+    mode = HARDENED.with_timing(processes=args.processes) if args.processes else HARDENED
 
     t0 = header("A/A drift and CI coverage (reference vs itself, hardened)" + (" — with a busy loop" if args.load else "")
                 + (f", each arm in {mode.timing.processes} processes" if mode.timing and mode.timing.processes > 1 else ""),

@@ -306,9 +306,7 @@ def main() -> int:
 
     same_allocator_as_workers()
     pin_blas(1)
-    assert HARDENED.timing is not None
-    precise = replace(HARDENED, name="hardened-precise",
-                      timing=replace(HARDENED.timing, decide_early=False, budget_s=3.0, max_runs=80))
+    precise = replace(HARDENED.with_timing(decide_early=False, budget_s=3.0, max_runs=80), name="hardened-precise")
     t0 = header("Accuracy: kbench hardened speedup vs an independent in-process measurement",
                 f"every correct library candidate; independent side: this process, one core, one BLAS thread, "
                 f"{args.calls} alternated calls per function, median, before and after kbench's runs; target: "

@@ -275,14 +275,6 @@ def test_the_grading_process_uses_one_blas_thread_while_it_grades_and_restores_i
     assert after == before
 
 
-def two_processes_per_arm():
-    """Hardened with each arm timed in two processes (``TimingPolicy.processes``)."""
-    import dataclasses
-
-    assert HARDENED.timing is not None
-    return dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=2))
-
-
 def test_hardened_times_each_arm_in_two_processes_in_turn(grader, monkeypatch):
     """A process can run a memory-bound kernel slower than another for its whole life: with
     ``TimingPolicy.processes=2`` each arm is timed in two (two reference twins, two candidate workers, the second
@@ -305,7 +297,7 @@ def test_hardened_times_each_arm_in_two_processes_in_turn(grader, monkeypatch):
     task = TASK["L1_softmax"]
     events: list = []
     assert HARDENED.timing is not None and HARDENED.timing.processes == 1
-    r = evaluate(task, task.ref_src, two_processes_per_arm(), "reference_as_candidate", dists=("normal",),
+    r = evaluate(task, task.ref_src, HARDENED.with_timing(processes=2), "reference_as_candidate", dists=("normal",),
                  grader=grader, on_event=events.append)
     assert r.correct and r.timing is not None, r.msg
     start = [i for i, (_, fn, _) in enumerate(seen) if fn == "cand"][len(r.trials)]  # the timing step's first call

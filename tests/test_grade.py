@@ -234,13 +234,10 @@ def test_pool_retries_the_samples_of_a_grading_process_that_died(tmp_path: Path)
 
 @pytest.mark.parametrize("n", [1, 2])
 def test_the_lane_core_pins_the_candidate_and_the_reference_twin(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
-    import dataclasses
-
     from kbench.core.tasks import TASK
     from kbench.grading import pipeline
 
-    assert HARDENED.timing is not None
-    mode = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=n))
+    mode = HARDENED.with_timing(processes=n)
 
     cpu = max(os.sched_getaffinity(0))
     pinned: list[tuple[int, set]] = []

@@ -139,7 +139,7 @@ def test_mode_hash_sees_every_field() -> None:
     assert mode_hash(HARDENED) != mode_hash(dataclasses.replace(HARDENED, atol=1e-3))  # same name, other tolerance
     assert mode_hash(HARDENED) != mode_hash(HARDENED.with_dists(("normal",)))
     assert HARDENED.timing is not None
-    slower = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, budget_s=9.0))
+    slower = HARDENED.with_timing(budget_s=9.0)
     assert mode_hash(HARDENED) != mode_hash(slower)  # nested timing policy fields count too
 
 

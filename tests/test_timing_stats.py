@@ -229,8 +229,6 @@ def test_every_check_distribution_comes_even_when_the_run_stops_early():
 def test_without_early_decisions_only_precision_the_pair_limit_or_the_budget_stop():
     """``TimingPolicy.decide_early=False`` (accuracy benchmarks): a 40x interval clear of every threshold keeps
     sampling until it is tight; the mode's digest tells the two policies apart, and the default keeps its key."""
-    from dataclasses import replace
-
     from kbench.core.modes import HARDENED
 
     ref, cand = _pairs(40.0, 12, 0.03, 0)
@@ -239,9 +237,9 @@ def test_without_early_decisions_only_precision_the_pair_limit_or_the_budget_sto
     assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.002, points=()) is None
     assert stop_reason(ref, cand, 10.0, 10, 80, 1.5, 0.002, points=()) == "budget"
     assert stop_reason(ref, cand, 0.1, 10, 80, 1.5, 0.5, points=()) == "precise"
-    precise = replace(HARDENED, timing=replace(HARDENED.timing, decide_early=False))
+    precise = HARDENED.with_timing(decide_early=False)
     assert precise.digest != HARDENED.digest
-    assert replace(HARDENED, timing=replace(HARDENED.timing, decide_early=True)).digest == HARDENED.digest
+    assert HARDENED.with_timing(decide_early=True).digest == HARDENED.digest
 
 
 def test_a_calls_floor_is_measured_in_place_and_subtracted_from_both_clocks():
@@ -435,5 +433,6 @@ def test_a_timing_policy_validates_its_processes():
         TimingPolicy(method="blocked", warmup=0, min_runs=1, max_runs=2, budget_s=1.0, statistic="mean",
                      processes=2)
     assert HARDENED.timing is not None and HARDENED.timing.processes == 1  # the default (12-04 f, side by side)
-    two = dataclasses.replace(HARDENED, timing=dataclasses.replace(HARDENED.timing, processes=2))
-    assert two.digest != HARDENED.digest
+    assert HARDENED.with_timing(processes=2).digest != HARDENED.digest
+    with pytest.raises(ValueError, match="does not time"):
+        dataclasses.replace(HARDENED, timing=None).with_timing(processes=2)

@@ -172,6 +172,12 @@ class Mode:
     def n_trials(self) -> int:
         return self.trials if self.trials is not None else len(self.dists)
 
+    def with_timing(self, **changes: object) -> "Mode":
+        """This mode with fields of its timing policy changed (validated as every policy is)."""
+        if self.timing is None:
+            raise ValueError(f"mode {self.name!r} does not time: no timing policy to change")
+        return replace(self, timing=replace(self.timing, **changes))  # type: ignore[arg-type]
+
     def with_dists(self, dists: tuple[str, ...] | list[str]) -> "Mode":
         for d in dists:
             get_dist(d)  # raises KeyError with the known names

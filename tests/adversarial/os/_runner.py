@@ -35,7 +35,7 @@ def main() -> None:
     if mode.timing is not None and "timing" not in spec.get("replace", {}):
         # These suites check containment, not speed: a short timing budget still runs every timed path (pairs,
         # timed outputs judged, check pairs, the clock) and leaves minutes of CI for the tests that measure.
-        mode = dataclasses.replace(mode, timing=dataclasses.replace(mode.timing, budget_s=min(mode.timing.budget_s, 0.3)))
+        mode = mode.with_timing(budget_s=min(mode.timing.budget_s, 0.3))
     if not spec.get("gate", True) and mode.has("gate"):
         mode = mode.without("gate")
     if spec.get("harness"):
