@@ -158,21 +158,29 @@ class _Run:
         """The candidate's worker (started once, by the first step that needs it)."""
         if self.worker is None:
             t0 = time.perf_counter()
-            try:
-                self.worker = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.g.cpu)
-            except OSError as e:
-                raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+            self.worker = self.new_candidate_worker(self.g.cpu)
             self.sandbox_layers()
             self.start_s += time.perf_counter() - t0
         return self.worker
 
+    def new_candidate_worker(self, cpu: int | None) -> Worker:
+        """A fresh sandbox worker for candidate code (one that cannot start ends the run)."""
+        try:
+            return Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=cpu)
+        except OSError as e:
+            raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+
+    def layers_of(self, w: Worker) -> P.Hello:
+        """The OS layers ``w`` applied, as it reported them (a worker that does not answer ends the run)."""
+        try:
+            return w.layers(self.remaining())
+        except WorkerError as e:
+            raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+
     def sandbox_layers(self) -> None:
         """Record the OS layers the candidate's worker applied; say so when one is missing."""
         assert self.worker is not None
-        try:
-            hello = self.worker.layers(self.remaining())
-        except WorkerError as e:
-            raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+        hello = self.layers_of(self.worker)
         self.isolation = hello.active
         self.base_threads = self.worker.thread_count()
         self.emit("load", f"sandbox layers: {', '.join(hello.active) or 'none'}", None)
@@ -507,17 +515,11 @@ class HardenedRun(_Run):
         layers must be the first's: a worker confined less would time code the run did not confine. What it prints
         is not read (the first worker's is)."""
         home = self.candidate_state()
-        try:
-            w = Worker("candidate", self.mode.memory_limit_mb, self.g.blas_threads, cpu=self.timing_cpu)
-        except OSError as e:
-            raise _Verdict("runtime_error", f"could not start a sandbox worker: {e}") from None
+        w = self.new_candidate_worker(self.timing_cpu)
         self.timing_workers.append(w)
         self.use_process(CandidateProcess(w, None, None))
         try:
-            try:
-                hello = w.layers(self.remaining())
-            except WorkerError as e:
-                raise _Verdict("runtime_error", f"sandbox worker did not start: {e}") from None
+            hello = self.layers_of(w)
             if hello.active != self.isolation:
                 raise _Verdict("runtime_error", f"the candidate's timing worker {number} applied other layers "
                                                 f"({', '.join(hello.active) or 'none'}) than its first")

@@ -29,7 +29,7 @@ from kbench.core.tasks import Task
 from kbench.timing import roofline, wakeups
 from kbench.timing.load import LoadMeter
 from kbench.timing.stats import (DECISION_POINTS, EARLY_MIN_RUNS, contains_one, honest_ci, pair_orders,
-                                 process_speedups, speedup_point, stop_reason, with_processes, with_run_to_run)
+                                 process_speedups, reported_interval, speedup_point, stop_reason)
 
 @dataclass(frozen=True)
 class TimedCall:
@@ -276,12 +276,12 @@ def process_of(j: int, n: int) -> int:
 
 def summarize(task: Task, ref_t: list[float], cand_t: list[float], other: float, reason: str | None,
               rng: np.random.Generator, blas_threads: int | None, procs: Sequence[int] | None = None) -> Timing:
-    """The Timing of paired samples: ratio of medians, the honest interval widened to the run-to-run floor and to
-    every pairing of processes' speedup (``procs``: the pairing each pair ran in)."""
+    """The Timing of paired samples: ratio of medians, the honest interval widened as ``stats.reported_interval``
+    says (``procs``: the pairing of processes each pair ran in)."""
     t_cand = float(np.median(cand_t))
     s = speedup_point(ref_t, cand_t)
     ci, noisy = honest_ci(ref_t, cand_t, other, rng=rng)
-    ci = with_processes(with_run_to_run(ci, s), process_speedups(ref_t, cand_t, procs))
+    ci = reported_interval(ci, s, ref_t, cand_t, procs)
     floor = roofline.get().floor_s(task.min_flops, task.min_bytes)
     return Timing(method="interleaved", t_ref=float(np.median(ref_t)), t_cand=t_cand, speedup=s, speedup_ci=ci,
                   n_samples=len(cand_t), noise=contains_one(ci), blas_threads=blas_threads,

@@ -213,6 +213,13 @@ def process_speedups(t_ref: Sequence[float], t_cand: Sequence[float], procs: Seq
     return [r / c for r in ref for c in cand if c > 0]
 
 
+def reported_interval(ci: tuple[float, float], point: float, t_ref: Sequence[float], t_cand: Sequence[float],
+                      procs: Sequence[int] | None) -> tuple[float, float]:
+    """The interval a run reports (and its decisions read): the pairs' own ``ci`` widened to the run-to-run floor
+    and to every combination of processes' speedup."""
+    return with_processes(with_run_to_run(ci, point), process_speedups(t_ref, t_cand, procs))
+
+
 def with_processes(ci: tuple[float, float], speedups: Sequence[float]) -> tuple[float, float]:
     """The interval widened, where narrower, to contain every combination of processes' speedup
     (``process_speedups``)."""
@@ -251,7 +258,7 @@ def stop_reason(t_ref: Sequence[float], t_cand: Sequence[float], elapsed: float,
         return None
     ci, noisy = honest_ci(t_ref, t_cand, other_load, rng)
     point = speedup_point(t_ref, t_cand)
-    reported = with_processes(with_run_to_run(ci, point), process_speedups(t_ref, t_cand, procs))
+    reported = reported_interval(ci, point, t_ref, t_cand, procs)
     if n < min_runs:
         return "decided" if points and far_from_thresholds(reported, points) else None
     if (ci[1] - ci[0]) / 2 <= target_rel_ci * point:
