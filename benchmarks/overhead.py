@@ -117,8 +117,20 @@ class Probe:
     def kernel(self) -> float:
         return sum(v for k, v in self.t.items() if k.startswith("kernel"))
 
+    @property
+    def beside(self) -> float:
+        """Seconds of work done beside the grading thread so far (the helper's and the pool's threads)."""
+        return sum(v for k, v in self.t.items() if k.startswith(BESIDE) and not k.startswith(BESIDE + "waits"))
+
+    @property
+    def on_timing_core(self) -> float:
+        """Seconds of work on the timing core so far: the kernels, the output reads and the work between pairs."""
+        return sum(v for k, v in self.t.items() if k.startswith(("kernel", "output read", "between pairs")))
+
 
 def install(probe: Probe) -> None:
+    import concurrent.futures
+
     from kbench.core import judging
     from kbench.grading import pipeline, truth
     from kbench.sandbox import server as sandbox
@@ -138,6 +150,7 @@ def install(probe: Probe) -> None:
     probe.wrap(pipeline.HardenedRun, "between_pairs", "between pairs, on the timing core (alloc pool refilled, the "
                "next input copied into the slot or read once)")
     probe.wrap(truth.Grader, "params", "parameter generation")
+    probe.wrap(concurrent.futures.Future, "result", "waits for work done beside (Future.result: draws, judgements)")
 
 
 def size_sweep(sizes_mib: list[float], reps: int, when: str = "") -> Table:
@@ -216,11 +229,13 @@ def main() -> int:
         w0 = time.perf_counter()
         grader = Grader()
         kernels_of: list[float] = []  # C per evaluation: every worker-reported kernel during it
+        busy_of: list[tuple[float, float]] = []  # per evaluation: (work on the timing core, work beside) seconds
         for i, c in enumerate(library, 1):
             progress(f"{i}/{len(library)} {c.key}")
-            k0 = probe.kernel
+            k0, on0, b0 = probe.kernel, probe.on_timing_core, probe.beside
             results.append((c, evaluate(TASK[c.task], c.src, HARDENED, c.name, grader=grader)))
             kernels_of.append(probe.kernel - k0)
+            busy_of.append((probe.on_timing_core - on0, probe.beside - b0))
         grader.close()
         wall = time.perf_counter() - w0
     finally:
@@ -280,14 +295,18 @@ def main() -> int:
         console.print(f"[yellow]not instrumented (not found in this engine version): {', '.join(probe.skipped)}[/]")
 
     per = Table("candidate", "status", "wall s", "timing-loop kernel s", "every kernel s", "wall / every kernel",
-                "pairs", "t_ref", "t_cand", title="per evaluation")
-    for (c, r), k in zip(results, kernels_of):
+                "timing core busy", "work beside", "pairs", "t_ref", "t_cand", title="per evaluation")
+    for (c, r), k, (on_core, beside) in zip(results, kernels_of, busy_of):
         w = r.overhead.get('wall_s', r.elapsed)
         per.add_row(c.key, r.status, f"{w:.2f}", f"{r.overhead.get('kernel_s', 0):.2f}", f"{k:.2f}",
-                    f"{w / k:.2f}x" if k > 0 else "",
+                    f"{w / k:.2f}x" if k > 0 else "", f"{on_core / w:.0%}", f"{beside / w:.0%}",
                     str(r.timing.n_samples) if r.timing else "", f"{r.t_ref * 1e3:.2f} ms" if r.timing else "",
                     f"{r.t_cand * 1e3:.2f} ms" if r.timing else "")
     console.print(per)
+    console.print("timing core busy: the kernels, output reads and work between pairs, as a share of the evaluation's "
+                  "wall; work beside: draws, judgements and trial facts on the helper's and the pool's threads (one "
+                  "core while timing, every core during the trials). Where both are near 100 %, both cores are full: "
+                  "the wall shrinks only with less work, not with other scheduling.")
 
     if not args.no_sweep:
         console.print(sweep_fresh)
