@@ -363,6 +363,27 @@ def test_an_output_in_the_alloc_pool_is_copied_from_the_graders_own_mapping(monk
         arena.close()
         pool.close()
 
+    # Which of its buffers a kernel returns, and in what form: each read where it lies (the worker names a buffer the
+    # pool handed out by its known offset, anything else by numpy's address).
+    which = ("def forward(x, params, alloc):\n"
+             "    a, b = alloc((16,)), alloc((4, 4))\n"
+             "    np.multiply(x['x'], 3, out=a)\n    np.multiply(x['x'], 9, out=b.reshape(-1))\n"
+             "    return (a, b.reshape(-1), b.reshape(16)[:], a * 1)[int(params['k'])]\n")
+    with Worker("candidate") as w:
+        pool = ScratchArena(1 << 16, "probe")
+        mapped = w.call(P.MapArena("scratch", pool.size), 10.0, fd=pool.fd)
+        w.share_pool(pool.map, mapped.addr)  # type: ignore[union-attr]
+        arena, spec = ready(w, which)
+        expect = {"first": (3, 0), "second": (9, 64), "view": (9, 64), "copy": (3, None)}
+        for i, (k_name, (factor, offset)) in enumerate(expect.items()):
+            assert isinstance(w.call(P.SetParams(k_name, (), {"k": i}), 10.0), P.ParamsKept)
+            k = w.run(P.Call("cand", k_name, spec), 10.0, ("<f4", (16,)))
+            assert np.array_equal(k.output, np.arange(16, dtype=np.float32) * factor), k_name
+            if offset is not None:
+                assert k.reply.out_addr == mapped.addr + offset, k_name  # type: ignore[union-attr]
+        arena.close()
+        pool.close()
+
     swap = ("def forward(x, params, alloc):\n"
             "    out = alloc((16,))\n    page = out.ctypes.data & ~4095\n"
             "    libc.mmap.restype = ctypes.c_void_p\n"
