@@ -53,6 +53,9 @@ class Probe:
         self.n: dict[str, int] = defaultdict(int)
         self._undo: list[tuple[Any, str, Any]] = []
         self._seen_workers: set[int] = set()
+        #: seconds of calls to workers pinned to the timing core (the candidate's and the twins', stopped between
+        #: calls), kernel and output read; the trials' reference workers run on any core and are not counted
+        self.pinned = 0.0
         self.skipped: list[str] = []
 
     def add(self, cat: str, dt: float) -> None:
@@ -92,6 +95,8 @@ class Probe:
             probe.add(f"kernel ({self.role} worker)", kern)
             probe.add("call round trip beyond the kernel (pipe, stop/continue, executor)", k.wall_ns / 1e9 - kern)
             probe.add("output read from the worker's memory, after the stop", total - k.wall_ns / 1e9)
+            if self.stops:
+                probe.pinned += kern + total - k.wall_ns / 1e9
             return k
 
         def timed_call(self: Any, req: Any, *a: Any, **kw: Any) -> Any:
@@ -124,8 +129,9 @@ class Probe:
 
     @property
     def on_timing_core(self) -> float:
-        """Seconds of work on the timing core so far: the kernels, the output reads and the work between pairs."""
-        return sum(v for k, v in self.t.items() if k.startswith(("kernel", "output read", "between pairs")))
+        """Seconds of work on the timing core so far: the pinned workers' kernels and output reads, and the work
+        between pairs."""
+        return self.pinned + sum(v for k, v in self.t.items() if k.startswith("between pairs"))
 
 
 def install(probe: Probe) -> None:
@@ -303,7 +309,9 @@ def main() -> int:
                     str(r.timing.n_samples) if r.timing else "", f"{r.t_ref * 1e3:.2f} ms" if r.timing else "",
                     f"{r.t_cand * 1e3:.2f} ms" if r.timing else "")
     console.print(per)
-    console.print("timing core busy: the kernels, output reads and work between pairs, as a share of the evaluation's "
+    console.print("timing core busy: the kernels and output reads of the workers pinned to it (the candidate's and "
+                  "the reference's twin; not the trials' reference workers) and the work between pairs, as a share "
+                  "of the evaluation's "
                   "wall; work beside: draws, judgements and trial facts on the helper's and the pool's threads (one "
                   "core while timing, every core during the trials). Where both are near 100 %, both cores are full: "
                   "the wall shrinks only with less work, not with other scheduling.")
